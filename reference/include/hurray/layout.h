@@ -1,0 +1,123 @@
+/* Layouts: tags, parameters, constraints. docs/spec/memory-layout.md, block-paged.md */
+#ifndef HURRAY_LAYOUT_H
+#define HURRAY_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hurray/export.h"
+#include "hurray/limit.h"
+#include "hurray/status.h"
+
+HURRAY_EXTERN_C_BEGIN
+
+struct hurray_quant;
+
+enum hurray_layout_tag {
+    HURRAY_LAYOUT_ROW_MAJOR = 0x01,
+    HURRAY_LAYOUT_COL_MAJOR = 0x02,
+    HURRAY_LAYOUT_STRIDED = 0x03,
+    HURRAY_LAYOUT_TILED = 0x04,
+    HURRAY_LAYOUT_MORTON = 0x05,
+    HURRAY_LAYOUT_HILBERT = 0x06,
+    HURRAY_LAYOUT_COO = 0x10,
+    HURRAY_LAYOUT_CSR = 0x11,
+    HURRAY_LAYOUT_CSC = 0x12,
+    HURRAY_LAYOUT_CSF = 0x13,
+    HURRAY_LAYOUT_BLOCK_PAGED = 0x20,
+    HURRAY_LAYOUT_COMPOSITE = 0x30
+};
+
+enum hurray_composite_rule {
+    HURRAY_RULE_PARTITION = 0x01,
+    HURRAY_RULE_OVERLAY = 0x02,
+    HURRAY_RULE_GROUP = 0x03
+};
+
+enum hurray_combine_op {
+    HURRAY_COMBINE_NONE = 0x00, /* "not applicable": partition and group */
+    HURRAY_COMBINE_REPLACE = 0x01,
+    HURRAY_COMBINE_ADD = 0x02,
+    HURRAY_COMBINE_MAX = 0x03,
+    HURRAY_COMBINE_MIN = 0x04
+};
+
+/* A layout and its parameters. Which fields are meaningful depends on `tag`;
+ * the rest are zero. Rank is not stored here: it is the shape's. `opaque`
+ * is borrowed (from the owning descriptor, or from the caller). */
+struct hurray_layout {
+    uint8_t tag;
+    /* strided: strides; tiled: outer strides (logical elements, signed) */
+    int64_t strides[HURRAY_MAX_RANK];
+    /* tiled */
+    int64_t inner_strides[HURRAY_MAX_RANK];
+    uint64_t tile_shape[HURRAY_MAX_RANK];
+    /* coo, csr, csc, csf */
+    uint64_t nnz;
+    /* csf: fiber_counts[0 .. rank-2], mode_order[0 .. rank-1] */
+    uint64_t fiber_counts[HURRAY_MAX_RANK];
+    uint8_t mode_order[HURRAY_MAX_RANK];
+    /* block_paged */
+    uint64_t page_size;
+    uint64_t num_pages;
+    uint64_t num_seqs;
+    uint64_t num_blocks;
+    /* composite */
+    uint8_t rule;
+    uint8_t combine;
+    uint32_t member_count;
+    /* private extension: id; private: extension_data; unknown (reserved tag): all params */
+    uint32_t extension_layout_id;
+    const uint8_t *opaque;
+    uint32_t opaque_len;
+};
+
+/* hurray_tag_kind of a layout byte (HR-LAYOUT-2). */
+HURRAY_API int hurray_layout_tag_kind(uint8_t tag);
+/* "row_major", ..., "composite"; "extension" for private and reserved tags;
+ * NULL for invalid tags. The one place layout names come from (HR-LAYOUT-4). */
+HURRAY_API const char *hurray_layout_name(uint8_t tag);
+/* Named layouts only: 1/0. */
+HURRAY_API int hurray_layout_is_dense(uint8_t tag);
+HURRAY_API int hurray_layout_is_virtual(uint8_t tag);
+/* row_major, col_major, strided: positions are sum(index * stride). */
+HURRAY_API int hurray_layout_is_stride_expressible(uint8_t tag);
+/* Buffers the layout owns for a given rank; -1 when unknowable (private,
+ * reserved). INVALID_TAG for invalid tags. */
+HURRAY_API HURRAY_NODISCARD int hurray_layout_buffer_count(uint8_t tag, uint8_t rank,
+                                                           int *count,
+                                                           struct hurray_error *err);
+/* Parameter block length (memory-layout.md table) for this layout and rank. */
+HURRAY_API HURRAY_NODISCARD int hurray_layout_param_length(const struct hurray_layout *layout,
+                                                           uint8_t rank, uint32_t *len,
+                                                           struct hurray_error *err);
+/* Composite rule / combine names ("partition", "add", ...); NULL if not named. */
+HURRAY_API const char *hurray_composite_rule_name(uint8_t rule);
+HURRAY_API const char *hurray_combine_op_name(uint8_t combine);
+/* Tags and reserved fields of the parameters themselves (composite rule and
+ * combine bytes, csf padding is implicit). Run by decode and encode. */
+HURRAY_API HURRAY_NODISCARD int hurray_layout_check_params(const struct hurray_layout *layout,
+                                                           uint8_t rank,
+                                                           const struct hurray_limits *limits,
+                                                           struct hurray_error *err);
+/* Tier 3: rank, extent and parameter constraints against a shape
+ * (HR-LAYOUT-50). Dynamic extents (HURRAY_DYNAMIC_DIM) never violate one.
+ * `limits` may be NULL (defaults). Does not look at dtype or buffers. */
+HURRAY_API HURRAY_NODISCARD int hurray_layout_validate_against_shape(
+    const struct hurray_layout *layout, uint8_t rank, const uint64_t *shape,
+    const struct hurray_limits *limits, struct hurray_error *err);
+/* Block-paged storage invariants (block-paged.md § Storage) over the raw
+ * little-endian uint64 contents of seq_ptr and block_table. */
+HURRAY_API HURRAY_NODISCARD int hurray_block_paged_validate_index_buffers(
+    const struct hurray_layout *layout, const uint8_t *seq_ptr, uint64_t seq_ptr_bytes,
+    const uint8_t *block_table, uint64_t block_table_bytes, struct hurray_error *err);
+/* block-paged.md § Quantization compatibility (HR-PAGED-3). */
+HURRAY_API HURRAY_NODISCARD int hurray_block_paged_check_quantization(
+    const struct hurray_layout *layout, uint8_t rank, const struct hurray_quant *quant,
+    struct hurray_error *err);
+/* Value equality of the meaningful fields for `rank` (opaque bytes compared). */
+HURRAY_API int hurray_layout_equal(const struct hurray_layout *a, const struct hurray_layout *b,
+                                   uint8_t rank);
+
+HURRAY_EXTERN_C_END
+
+#endif

@@ -1,0 +1,145 @@
+/* Little-endian cursor and writer, and the allocator. conventions.md */
+#include <stdlib.h>
+
+#include "internal.h"
+
+int hri_need(const struct hri_cursor *c, size_t n, const char *field, struct hurray_error *err) {
+    if (n <= c->end - c->pos) return HURRAY_OK;
+    return hri_fail_at(err, c->short_code, hri_cursor_offset(c), field,
+                       "%s: needs %zu bytes at offset %llu, %zu remain", field, n,
+                       (unsigned long long)hri_cursor_offset(c), c->end - c->pos);
+}
+
+#define READER(name, type, width, load)                                                        \
+    int name(struct hri_cursor *c, type *v, const char *field, struct hurray_error *err) {     \
+        HR_TRY(hri_need(c, width, field, err));                                                \
+        *v = (type)load(c->src + c->pos);                                                      \
+        c->pos += width;                                                                       \
+        return HURRAY_OK;                                                                      \
+    }
+
+static inline uint8_t load_u8(const uint8_t *p) { return p[0]; }
+
+READER(hri_read_u8, uint8_t, 1, load_u8)
+READER(hri_read_u16, uint16_t, 2, hri_load_u16le)
+READER(hri_read_u32, uint32_t, 4, hri_load_u32le)
+READER(hri_read_u64, uint64_t, 8, hri_load_u64le)
+
+int hri_read_i64(struct hri_cursor *c, int64_t *v, const char *field, struct hurray_error *err) {
+    uint64_t u;
+    HR_TRY(hri_read_u64(c, &u, field, err));
+    memcpy(v, &u, 8);
+    return HURRAY_OK;
+}
+
+int hri_read_f32(struct hri_cursor *c, float *v, const char *field, struct hurray_error *err) {
+    uint32_t u;
+    HR_TRY(hri_read_u32(c, &u, field, err));
+    *v = hri_f32_from_bits(u);
+    return HURRAY_OK;
+}
+
+int hri_read_f64(struct hri_cursor *c, double *v, const char *field, struct hurray_error *err) {
+    uint64_t u;
+    HR_TRY(hri_read_u64(c, &u, field, err));
+    *v = hri_f64_from_bits(u);
+    return HURRAY_OK;
+}
+
+int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
+                      struct hurray_error *err) {
+    HR_TRY(hri_need(c, n, field, err));
+    for (size_t i = 0; i < n; i++) {
+        if (c->src[c->pos + i] != 0)
+            return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, hri_cursor_offset(c) + i, field,
+                               "%s: reserved byte at offset %llu is 0x%02X, must be zero", field,
+                               (unsigned long long)(hri_cursor_offset(c) + i),
+                               c->src[c->pos + i]);
+    }
+    c->pos += n;
+    return HURRAY_OK;
+}
+
+int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
+                   struct hurray_error *err) {
+    HR_TRY(hri_need(c, n, field, err));
+    *p = c->src + c->pos;
+    c->pos += n;
+    return HURRAY_OK;
+}
+
+void hri_w_bytes(struct hri_writer *w, const void *p, size_t n) {
+    if (w->overflowed) return;
+    if (n > w->cap - w->pos) {
+        w->overflowed = 1;
+        return;
+    }
+    if (w->dst && n) memcpy(w->dst + w->pos, p, n);
+    w->pos += n;
+}
+
+void hri_w_zero(struct hri_writer *w, size_t n) {
+    if (w->overflowed) return;
+    if (n > w->cap - w->pos) {
+        w->overflowed = 1;
+        return;
+    }
+    if (w->dst && n) memset(w->dst + w->pos, 0, n);
+    w->pos += n;
+}
+
+void hri_w_u8(struct hri_writer *w, uint8_t v) { hri_w_bytes(w, &v, 1); }
+
+void hri_w_u16(struct hri_writer *w, uint16_t v) {
+    uint8_t b[2];
+    hri_store_u16le(b, v);
+    hri_w_bytes(w, b, 2);
+}
+
+void hri_w_u32(struct hri_writer *w, uint32_t v) {
+    uint8_t b[4];
+    hri_store_u32le(b, v);
+    hri_w_bytes(w, b, 4);
+}
+
+void hri_w_u64(struct hri_writer *w, uint64_t v) {
+    uint8_t b[8];
+    hri_store_u64le(b, v);
+    hri_w_bytes(w, b, 8);
+}
+
+void hri_w_i64(struct hri_writer *w, int64_t v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    hri_w_u64(w, u);
+}
+
+void hri_w_f32(struct hri_writer *w, float v) { hri_w_u32(w, hri_f32_bits(v)); }
+void hri_w_f64(struct hri_writer *w, double v) { hri_w_u64(w, hri_f64_bits(v)); }
+void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
+
+static void *default_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    return malloc(size ? size : 1);
+}
+
+static void default_free(void *ctx, void *p, size_t size) {
+    (void)ctx;
+    (void)size;
+    free(p);
+}
+
+static const struct hurray_allocator default_allocator = {default_alloc, default_free, NULL};
+
+const struct hurray_allocator *hurray_default_allocator(void) { return &default_allocator; }
+
+void *hri_alloc(const struct hurray_allocator *a, size_t size) {
+    if (!a) a = &default_allocator;
+    return a->alloc(a->ctx, size);
+}
+
+void hri_free(const struct hurray_allocator *a, void *p, size_t size) {
+    if (!p) return;
+    if (!a) a = &default_allocator;
+    a->free(a->ctx, p, size);
+}

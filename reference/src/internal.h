@@ -1,0 +1,237 @@
+/* Internal helpers shared by libhurray's translation units. Never installed.
+ * Checked arithmetic, little-endian cursors, error filling, and the hri_
+ * functions one .c file offers another. */
+#ifndef HURRAY_INTERNAL_H
+#define HURRAY_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hurray/hurray.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HRI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HRI_PRINTF(f, a)
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Fills `err` (NULL-tolerant) and returns `code`. */
+int hri_fail(struct hurray_error *err, int code, const char *field, const char *fmt, ...)
+    HRI_PRINTF(4, 5);
+/* Same, recording the byte offset in the input. */
+int hri_fail_at(struct hurray_error *err, int code, uint64_t offset, const char *field,
+                const char *fmt, ...) HRI_PRINTF(5, 6);
+/* snprintf into a field-name buffer of HURRAY_ERROR_FIELD_MAX bytes. */
+const char *hri_fieldf(char buf[HURRAY_ERROR_FIELD_MAX], const char *fmt, ...) HRI_PRINTF(2, 3);
+
+#define HR_TRY(expr)                                                                           \
+    do {                                                                                       \
+        int hr_try_status_ = (expr);                                                           \
+        if (hr_try_status_ != HURRAY_OK) return hr_try_status_;                                \
+    } while (0)
+
+#define HR_FAIL_IF(cond, err, code, field, ...)                                                \
+    do {                                                                                       \
+        if (cond) return hri_fail((err), (code), (field), __VA_ARGS__);                        \
+    } while (0)
+
+/* ---- checked arithmetic: return 1 on overflow, 0 otherwise -------------- */
+
+static inline int hri_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    if (b > UINT64_MAX - a) return 1;
+    *out = a + b;
+    return 0;
+}
+static inline int hri_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    if (a != 0 && b > UINT64_MAX / a) return 1;
+    *out = a * b;
+    return 0;
+}
+static inline int hri_add_i64(int64_t a, int64_t b, int64_t *out) {
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 1;
+    *out = a + b;
+    return 0;
+}
+static inline int hri_mul_i64(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_mul_overflow(a, b, out) ? 1 : 0;
+#else
+    if (a == 0 || b == 0) { *out = 0; return 0; }
+    if (a == -1) { if (b == INT64_MIN) return 1; *out = -b; return 0; }
+    if (b == -1) { if (a == INT64_MIN) return 1; *out = -a; return 0; }
+    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+              : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
+        return 1;
+    *out = a * b;
+    return 0;
+#endif
+}
+/* ceil(a / b), b > 0. */
+static inline uint64_t hri_ceil_div_u64(uint64_t a, uint64_t b) {
+    return a / b + (a % b != 0);
+}
+static inline int hri_is_pow2_u64(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+/* ---- little-endian loads and stores ------------------------------------ */
+
+static inline uint16_t hri_load_u16le(const uint8_t *p) {
+    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+static inline uint32_t hri_load_u32le(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t hri_load_u64le(const uint8_t *p) {
+    return (uint64_t)hri_load_u32le(p) | (uint64_t)hri_load_u32le(p + 4) << 32;
+}
+static inline void hri_store_u16le(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void hri_store_u32le(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void hri_store_u64le(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline double hri_f64_from_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+static inline uint64_t hri_f64_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static inline float hri_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static inline uint32_t hri_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+/* ---- reading cursor ----------------------------------------------------- */
+
+/* Reads within [pos, end) of src. `base` is the absolute offset of src[0] in
+ * the caller's input, for error offsets. A read that would cross `end`
+ * fails with `short_code` (LENGTH inside a descriptor: the length lied). */
+struct hri_cursor {
+    const uint8_t *src;
+    size_t pos;
+    size_t end;
+    uint64_t base;
+    int short_code;
+};
+
+static inline void hri_cursor_init(struct hri_cursor *c, const uint8_t *src, size_t len,
+                                   int short_code) {
+    c->src = src;
+    c->pos = 0;
+    c->end = len;
+    c->base = 0;
+    c->short_code = short_code;
+}
+static inline size_t hri_cursor_left(const struct hri_cursor *c) { return c->end - c->pos; }
+static inline uint64_t hri_cursor_offset(const struct hri_cursor *c) { return c->base + c->pos; }
+
+/* Fails unless n bytes remain. */
+int hri_need(const struct hri_cursor *c, size_t n, const char *field, struct hurray_error *err);
+int hri_read_u8(struct hri_cursor *c, uint8_t *v, const char *field, struct hurray_error *err);
+int hri_read_u16(struct hri_cursor *c, uint16_t *v, const char *field, struct hurray_error *err);
+int hri_read_u32(struct hri_cursor *c, uint32_t *v, const char *field, struct hurray_error *err);
+int hri_read_u64(struct hri_cursor *c, uint64_t *v, const char *field, struct hurray_error *err);
+int hri_read_i64(struct hri_cursor *c, int64_t *v, const char *field, struct hurray_error *err);
+int hri_read_f32(struct hri_cursor *c, float *v, const char *field, struct hurray_error *err);
+int hri_read_f64(struct hri_cursor *c, double *v, const char *field, struct hurray_error *err);
+/* Reads n reserved bytes; RESERVED_NONZERO (with the offset of the first
+ * non-zero byte) unless all are zero. */
+int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
+                      struct hurray_error *err);
+/* Borrow n bytes: *p points into src. */
+int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
+                   struct hurray_error *err);
+
+/* ---- writer --------------------------------------------------------------
+ * With dst == NULL it only counts (used to compute encoded lengths, so the
+ * length and the bytes come from one code path). Writing past cap sets
+ * `overflowed` and writes nothing more. */
+struct hri_writer {
+    uint8_t *dst;
+    size_t cap;
+    size_t pos;
+    int overflowed;
+};
+
+static inline void hri_writer_init(struct hri_writer *w, uint8_t *dst, size_t cap) {
+    w->dst = dst;
+    w->cap = dst ? cap : SIZE_MAX;
+    w->pos = 0;
+    w->overflowed = 0;
+}
+void hri_w_bytes(struct hri_writer *w, const void *p, size_t n);
+void hri_w_zero(struct hri_writer *w, size_t n);
+void hri_w_u8(struct hri_writer *w, uint8_t v);
+void hri_w_u16(struct hri_writer *w, uint16_t v);
+void hri_w_u32(struct hri_writer *w, uint32_t v);
+void hri_w_u64(struct hri_writer *w, uint64_t v);
+void hri_w_i64(struct hri_writer *w, int64_t v);
+void hri_w_f32(struct hri_writer *w, float v);
+void hri_w_f64(struct hri_writer *w, double v);
+/* Zero padding up to the next multiple of 8 of w->pos. */
+void hri_w_pad8(struct hri_writer *w);
+static inline size_t hri_pad8(size_t n) { return (8 - (n & 7)) & 7; }
+
+/* ---- allocation --------------------------------------------------------- */
+
+void *hri_alloc(const struct hurray_allocator *a, size_t size);
+void hri_free(const struct hurray_allocator *a, void *p, size_t size);
+
+/* ---- cross-file functions ------------------------------------------------ */
+
+/* layout.c: parameter block body (no header, no padding). The cursor spans
+ * exactly param_length bytes; the function must consume all of them or fail
+ * with LENGTH. Private/unknown layouts get opaque pointing into c->src. */
+int hri_layout_params_read(struct hri_cursor *c, uint8_t tag, uint8_t rank,
+                           const struct hurray_limits *limits, struct hurray_layout *out,
+                           struct hurray_error *err);
+void hri_layout_params_write(struct hri_writer *w, const struct hurray_layout *l, uint8_t rank);
+/* Dtype/byte_offset rules that depend on the layout (strided/tiled need
+ * byte-addressable types; byte_offset multiple of element width; zero for
+ * buffer-less layouts). */
+int hri_layout_check_dtype(const struct hurray_layout *l, uint8_t dtype, uint64_t byte_offset,
+                           struct hurray_error *err);
+/* Required sizes of the layout's L buffers (tier 2). Only for named layouts;
+ * assumes validate_against_shape passed. known[i] = 0 when not evaluable. */
+int hri_layout_required_sizes(const struct hurray_layout *l, uint8_t dtype, uint8_t rank,
+                              const uint64_t *shape, uint64_t byte_offset, uint64_t *sizes,
+                              uint8_t *known, struct hurray_error *err);
+
+/* quant.c: write the payload (no section header). */
+void hri_quant_write(struct hri_writer *w, const struct hurray_quant *q);
+/* quant.c: read a payload spanning the whole cursor. */
+int hri_quant_read(struct hri_cursor *c, struct hurray_quant *out, struct hurray_error *err);
+
+/* sections.c: payload readers (cursor spans exactly the payload) and writers. */
+int hri_statistics_read(struct hri_cursor *c, struct hurray_statistics *out,
+                        struct hurray_error *err);
+void hri_statistics_write(struct hri_writer *w, const struct hurray_statistics *s);
+int hri_shard_read(struct hri_cursor *c, uint8_t rank, struct hurray_shard *out,
+                   struct hurray_error *err);
+void hri_shard_write(struct hri_writer *w, const struct hurray_shard *s, uint8_t rank);
+int hri_role_read(struct hri_cursor *c, uint8_t *role, struct hurray_error *err);
+void hri_role_write(struct hri_writer *w, uint8_t role);
+/* Payload lengths of the known sections. */
+uint32_t hri_statistics_length(void);
+uint32_t hri_shard_length(uint8_t rank);
+uint32_t hri_role_length(void);
+
+/* Shared tag-kind rule for spaces with a private range (conventions.md). */
+static inline int hri_tag_kind_with_private(uint8_t tag, int named) {
+    if (tag == 0x00 || tag == 0xFF) return HURRAY_TAG_INVALID;
+    if (named) return HURRAY_TAG_NAMED;
+    if (tag >= HURRAY_PRIVATE_FIRST && tag <= HURRAY_PRIVATE_LAST) return HURRAY_TAG_PRIVATE;
+    return HURRAY_TAG_RESERVED;
+}
+/* For spaces without a private range (0xF0-0xFE are reserved there). */
+static inline int hri_tag_kind_plain(uint8_t tag, int named) {
+    if (tag == 0x00 || tag == 0xFF) return HURRAY_TAG_INVALID;
+    return named ? HURRAY_TAG_NAMED : HURRAY_TAG_RESERVED;
+}
+/* OK for named (and private when allow_private); INVALID_TAG / RESERVED_TAG
+ * with a message naming `field` and the byte otherwise. */
+int hri_check_tag_kind(int kind, uint8_t tag, int allow_private, const char *field,
+                       struct hurray_error *err);
+
+#endif
