@@ -1,0 +1,155 @@
+/* Shared cmocka test support: failure-injecting allocator, hex dumps, error
+ * record checks. See test_support.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+/* ---- failure-injecting allocator ---------------------------------------- */
+
+/* Each block carries its requested size in front, so frees can be checked. */
+union block_header {
+    max_align_t align;
+    size_t size;
+};
+
+static void *counting_alloc(void *ctx, size_t size) {
+    struct test_alloc *ta = ctx;
+    ta->calls++;
+    if (ta->fail_at != 0 &&
+        (ta->calls == ta->fail_at || (ta->fail_after && ta->calls > ta->fail_at))) {
+        ta->failures++;
+        return NULL;
+    }
+    if (size > SIZE_MAX - sizeof(union block_header)) return NULL;
+    union block_header *h = malloc(sizeof *h + (size ? size : 1));
+    if (!h) return NULL;
+    h->size = size;
+    ta->live_allocs++;
+    ta->live_bytes += size;
+    if (ta->live_bytes > ta->peak_bytes) ta->peak_bytes = ta->live_bytes;
+    return h + 1;
+}
+
+static void counting_free(void *ctx, void *ptr, size_t size) {
+    struct test_alloc *ta = ctx;
+    if (!ptr) return;
+    union block_header *h = (union block_header *)ptr - 1;
+    if (h->size != size) ta->bad_frees++;
+    ta->live_allocs--;
+    ta->live_bytes -= h->size;
+    free(h);
+}
+
+void test_alloc_init(struct test_alloc *ta, unsigned long fail_at) {
+    memset(ta, 0, sizeof *ta);
+    ta->base.alloc = counting_alloc;
+    ta->base.free = counting_free;
+    ta->base.ctx = ta;
+    ta->fail_at = fail_at;
+}
+
+const struct hurray_allocator *test_alloc_get(struct test_alloc *ta) { return &ta->base; }
+
+void test_alloc_assert_clean_at(const struct test_alloc *ta, const char *file, int line) {
+    if (ta->live_allocs == 0 && ta->live_bytes == 0 && ta->bad_frees == 0) return;
+    print_error("allocator not clean: %lu live block(s), %zu live byte(s), %lu free(s) "
+                "with a wrong size\n",
+                ta->live_allocs, ta->live_bytes, ta->bad_frees);
+    _fail(file, line);
+}
+
+unsigned long test_alloc_sweep_at(test_alloc_body body, void *state, unsigned long max_runs,
+                                  const char *file, int line) {
+    if (max_runs == 0) max_runs = 100000;
+    for (unsigned long k = 1; k <= max_runs; k++) {
+        struct test_alloc ta;
+        test_alloc_init(&ta, k);
+        int st = body(test_alloc_get(&ta), state);
+        if (ta.live_allocs != 0 || ta.bad_frees != 0)
+            print_error("alloc sweep: leak or bad free with failure injected at call %lu "
+                        "(%s returned)\n",
+                        k, hurray_status_name(st));
+        test_alloc_assert_clean_at(&ta, file, line);
+        if (st == HURRAY_OK && ta.failures == 0) return ta.calls;
+        if (st != HURRAY_OK && st != HURRAY_E_NOMEM) {
+            print_error("alloc failure injected at call %lu: got %s, want NOMEM\n", k,
+                        hurray_status_name(st));
+            _fail(file, line);
+        }
+        if (st == HURRAY_E_NOMEM && ta.failures == 0) {
+            print_error("NOMEM with no failure injected (fail_at %lu, %lu calls)\n", k,
+                        ta.calls);
+            _fail(file, line);
+        }
+    }
+    print_error("alloc sweep did not finish within %lu runs\n", max_runs);
+    _fail(file, line);
+    return 0;
+}
+
+/* ---- bytes --------------------------------------------------------------- */
+
+void test_hex_dump(const char *label, const uint8_t *p, size_t n, size_t mark) {
+    print_error("%s: %zu byte(s)\n", label, n);
+    for (size_t row = 0; row < n; row += 16) {
+        char line[128]; /* 16 + 16 * 4 + NUL fits */
+        size_t at = 0;
+        at += (size_t)snprintf(line + at, sizeof line - at, "  %06zx:", row);
+        for (size_t i = row; i < n && i < row + 16; i++)
+            at += (size_t)snprintf(line + at, sizeof line - at, i == mark ? "[%02x]" : " %02x ",
+                                   p[i]);
+        print_error("%s\n", line);
+    }
+}
+
+void test_bytes_equal_at(const uint8_t *got, size_t got_len, const uint8_t *want,
+                         size_t want_len, const char *file, int line) {
+    size_t common = got_len < want_len ? got_len : want_len;
+    size_t diff = 0;
+    while (diff < common && got[diff] == want[diff]) diff++;
+    if (diff == common && got_len == want_len) return;
+    print_error("bytes differ at offset %zu (got %zu bytes, want %zu)\n", diff, got_len,
+                want_len);
+    test_hex_dump("got", got, got_len, diff);
+    test_hex_dump("want", want, want_len, diff);
+    _fail(file, line);
+}
+
+/* ---- error records -------------------------------------------------------- */
+
+void test_error_check_at(const struct hurray_error *err, int code, const char *field_substr,
+                         const char *file, int line) {
+    int ok = err->code == code && err->message[0] != '\0' &&
+             memchr(err->message, '\0', sizeof err->message) != NULL &&
+             memchr(err->field, '\0', sizeof err->field) != NULL &&
+             (!field_substr || strstr(err->field, field_substr) != NULL);
+    if (ok) return;
+    print_error("error record: code %s (want %s), field \"%.*s\" (want to contain \"%s\"), "
+                "message \"%.*s\"\n",
+                hurray_status_name(err->code), hurray_status_name(code),
+                (int)sizeof err->field, err->field, field_substr ? field_substr : "",
+                (int)sizeof err->message, err->message);
+    _fail(file, line);
+}
+
+void test_status_equal_at(int status, int code, const char *file, int line) {
+    if (status == code) return;
+    print_error("status %s (%d), want %s (%d)\n", hurray_status_name(status), status,
+                hurray_status_name(code), code);
+    _fail(file, line);
+}
+
+void test_error_poison(struct hurray_error *err) {
+    memset(err, 0x5A, sizeof *err);
+    err->code = -12345;
+    err->field[sizeof err->field - 1] = '\0';
+    err->message[sizeof err->message - 1] = '\0';
+}

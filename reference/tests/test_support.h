@@ -1,0 +1,84 @@
+/* Shared cmocka test support, linked into every reference/tests/ binary.
+ *
+ *  - struct test_alloc: a failure-injecting, counting allocator. Pass
+ *    test_alloc_get(&ta) wherever the library takes a `struct hurray_allocator *`.
+ *    Its alloc fails on the Nth call (or on every call from the Nth on), and it
+ *    counts live allocations and live bytes so a test can assert no leak and
+ *    that every free passed the size the block was allocated with.
+ *  - test_alloc_sweep: runs a body with failure injected at call 1, 2, 3, ...
+ *    until it succeeds, asserting NOMEM and no leak after every injected failure.
+ *  - assert_bytes_equal: byte comparison with a hex dump of both sides on
+ *    mismatch.
+ *  - assert_hurray_error: checks an error record (code, field, message).
+ *
+ * Include after <stdarg.h> <stddef.h> <stdint.h> <setjmp.h> <cmocka.h>. */
+#ifndef HURRAY_TEST_SUPPORT_H
+#define HURRAY_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hurray/alloc.h"
+#include "hurray/status.h"
+
+/* ---- failure-injecting allocator ---------------------------------------- */
+
+struct test_alloc {
+    struct hurray_allocator base; /* what the library sees; ctx points here */
+    unsigned long fail_at;        /* 1-based alloc call that fails; 0 = none */
+    int fail_after;               /* nonzero: every call >= fail_at fails too */
+    unsigned long calls;          /* alloc calls so far (failed ones included) */
+    unsigned long failures;       /* alloc calls that were made to fail */
+    unsigned long live_allocs;    /* blocks allocated and not yet freed */
+    size_t live_bytes;            /* their total requested size */
+    size_t peak_bytes;            /* high-water mark of live_bytes */
+    unsigned long bad_frees;      /* frees whose size differs from the alloc's */
+};
+
+/* Resets every counter; fail_at = 0 means never fail. */
+void test_alloc_init(struct test_alloc *ta, unsigned long fail_at);
+/* The allocator to hand to the library (stays valid as long as *ta does). */
+const struct hurray_allocator *test_alloc_get(struct test_alloc *ta);
+/* cmocka-asserts no live allocation and no size-mismatched free. */
+void test_alloc_assert_clean_at(const struct test_alloc *ta, const char *file, int line);
+#define assert_alloc_clean(ta) test_alloc_assert_clean_at((ta), __FILE__, __LINE__)
+
+/* A body for test_alloc_sweep: do the work with `a`, free everything it made
+ * (on success too), return the library status. */
+typedef int (*test_alloc_body)(const struct hurray_allocator *a, void *state);
+/* Runs body with fail_at = 1, 2, ... Each run must return OK or NOMEM and
+ * leave nothing allocated; a run that returns OK without having had a
+ * failure injected ends the sweep. Returns the number of alloc calls of the
+ * successful run. Fails the test after max_runs runs (0 = 100000). */
+unsigned long test_alloc_sweep_at(test_alloc_body body, void *state, unsigned long max_runs,
+                                  const char *file, int line);
+#define test_alloc_sweep(body, state) test_alloc_sweep_at((body), (state), 0, __FILE__, __LINE__)
+
+/* ---- bytes --------------------------------------------------------------- */
+
+/* Prints "label: N bytes" and a 16-per-line hex dump, marking `mark` (an
+ * offset, or SIZE_MAX for none) with brackets. Goes to cmocka's print_error. */
+void test_hex_dump(const char *label, const uint8_t *p, size_t n, size_t mark);
+/* Fails (at file:line) with both hex dumps and the first differing offset
+ * unless the two byte strings are equal. */
+void test_bytes_equal_at(const uint8_t *got, size_t got_len, const uint8_t *want,
+                         size_t want_len, const char *file, int line);
+#define assert_bytes_equal(got, got_len, want, want_len)                                       \
+    test_bytes_equal_at((got), (got_len), (want), (want_len), __FILE__, __LINE__)
+
+/* ---- error records -------------------------------------------------------- */
+
+/* Fails unless err->code == code, the message is non-empty and (when
+ * field_substr is non-NULL) err->field contains field_substr. */
+void test_error_check_at(const struct hurray_error *err, int code, const char *field_substr,
+                         const char *file, int line);
+#define assert_hurray_error(err, code, field_substr)                                           \
+    test_error_check_at((err), (code), (field_substr), __FILE__, __LINE__)
+/* Fails unless `status` == `code`, printing both status names otherwise. */
+void test_status_equal_at(int status, int code, const char *file, int line);
+#define assert_status(status, code) test_status_equal_at((status), (code), __FILE__, __LINE__)
+
+/* Fills an error record with junk so a test can see what a call wrote. */
+void test_error_poison(struct hurray_error *err);
+
+#endif
