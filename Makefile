@@ -1,13 +1,26 @@
 # hurray — the one entry point. See README.md.
 #   make conformance   build what is needed, run the corpus through C (and Python), print the report
-#   make test          everything CI checks
+#   make test          everything CI checks (.ci/run calls exactly this)
+#
+# Other targets: all/lib, deps, test-c, sanitize, valgrind, harness, conformance-sanitize,
+# fuzz-smoke, fuzz-replay, bench, clean, distclean. Variables worth knowing: BUILD, CC, SAN_CC,
+# FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
 
 BUILD   ?= build
 CC      ?= cc
 PYTHON  ?= python3
 VENV    ?= .venv
+VECTORS ?= vectors
+
+# The sanitizer build prefers clang (its UBSan/ASan runtimes and diagnostics), else $(CC).
+# Fuzzing needs clang (libFuzzer). Found at parse time: `make test` runs `deps` first and then
+# a fresh make, so a clang that bootstrap just installed is seen.
+CLANG   := $(shell command -v clang 2>/dev/null)
+SAN_CC  ?= $(if $(CLANG),$(CLANG),$(CC))
+FUZZ_CC ?= $(if $(CLANG),$(CLANG),clang)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -pedantic
 CSTD    := -std=c11
@@ -21,31 +34,100 @@ TEST_SRC := $(sort $(wildcard reference/tests/*_test.c))
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard reference/tests/*.c))
 
 # ---------------------------------------------------------------- library ---
-define lib_rules # $(1)=build dir, $(2)=extra cflags, $(3)=extra ldflags
+# One instance per build flavour: plain ($(BUILD)), sanitizers ($(BUILD)/asan),
+# libFuzzer-instrumented ($(BUILD)/fuzz).
+define lib_rules # $(1)=build dir, $(2)=extra cflags, $(3)=extra ldflags, $(4)=compiler
 $(1)/obj/%.o: reference/src/%.c $(LIB_HDR) | $(1)/obj
-	$$(CC) $$(CPPFLAGS_LIB) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
+	$(4) $$(CPPFLAGS_LIB) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
 $(1)/libhurray.a: $(patsubst reference/src/%.c,$(1)/obj/%.o,$(LIB_SRC))
 	rm -f $$@ && ar rcs $$@ $$^
 $(1)/libhurray.so: $(patsubst reference/src/%.c,$(1)/obj/%.o,$(LIB_SRC))
-	$$(CC) -shared $(2) -o $$@ $$^ $(3)
+	$(4) -shared $(2) -o $$@ $$^ $(3)
 $(1)/tests/%_test: reference/tests/%_test.c $(TEST_SUPPORT) $(1)/libhurray.a $(LIB_HDR) | $(1)/tests
-	$$(CC) $$(CSTD) $$(WARN) $$(OPT) $(2) -Ireference/include -Ireference/src -Ireference/tests \
+	$(4) $$(CSTD) $$(WARN) $$(OPT) $(2) -Ireference/include -Ireference/src -Ireference/tests \
 	  $$< $(TEST_SUPPORT) $(1)/libhurray.a -lcmocka -lm $(3) -o $$@
 $(1)/obj $(1)/tests:
 	mkdir -p $$@
 endef
 
-SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-$(eval $(call lib_rules,$(BUILD),,))
-$(eval $(call lib_rules,$(BUILD)/asan,$(SAN_FLAGS),$(SAN_FLAGS)))
+SAN_FLAGS      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_LIB_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_FLAGS     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+$(eval $(call lib_rules,$(BUILD),,,$(CC)))
+$(eval $(call lib_rules,$(BUILD)/asan,$(SAN_FLAGS),$(SAN_FLAGS),$(SAN_CC)))
+$(eval $(call lib_rules,$(BUILD)/fuzz,$(FUZZ_LIB_FLAGS),$(FUZZ_LIB_FLAGS),$(FUZZ_CC)))
 
 TESTS      := $(patsubst reference/tests/%_test.c,$(BUILD)/tests/%_test,$(TEST_SRC))
 ASAN_TESTS := $(patsubst reference/tests/%_test.c,$(BUILD)/asan/tests/%_test,$(TEST_SRC))
+ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 
-.PHONY: all lib deps test test-c sanitize valgrind conformance bench fuzz-smoke clean
+# ---------------------------------------------------------------- harness ---
+# The golden-vector runner: harness/src/*.c (+ its own headers there), linked against the
+# static library and libcbor (manifests). Built plain and with sanitizers.
+HARNESS_SRC := $(sort $(wildcard harness/src/*.c))
+HARNESS_HDR := $(wildcard harness/src/*.h)
+HARNESS_CPPFLAGS ?= -Ireference/include -Iharness/src
+HARNESS_ARGS ?= --vectors $(VECTORS)
+CBOR_CFLAGS := $(shell pkg-config --cflags libcbor 2>/dev/null)
+CBOR_LIBS   := $(or $(shell pkg-config --libs libcbor 2>/dev/null),-lcbor)
+HARNESS      := $(BUILD)/harness/hurray-conformance
+ASAN_HARNESS := $(BUILD)/asan/harness/hurray-conformance
+
+define harness_rule # $(1)=build dir, $(2)=compiler, $(3)=extra flags
+$(1)/harness/hurray-conformance: $(HARNESS_SRC) $(HARNESS_HDR) $(1)/libhurray.a $(LIB_HDR)
+	@mkdir -p $$(@D)
+	$(2) $$(CSTD) $$(WARN) $$(OPT) $(3) $$(HARNESS_CPPFLAGS) $$(CBOR_CFLAGS) \
+	  $(HARNESS_SRC) $(1)/libhurray.a $$(CBOR_LIBS) -lm -o $$@
+endef
+$(eval $(call harness_rule,$(BUILD),$(CC),))
+$(eval $(call harness_rule,$(BUILD)/asan,$(SAN_CC),$(SAN_FLAGS)))
+
+# ------------------------------------------------------------------- fuzz ---
+# Every fuzz/targets/fuzz_*.c is one libFuzzer target (LLVMFuzzerTestOneInput). Shared helper
+# sources, if any, go in fuzz/support/*.c. Seeds: the corpus (read-only) plus fuzz/regress/<name>/;
+# what libFuzzer finds goes to $(BUILD)/fuzz/corpus/<name>/ and crashes to $(BUILD)/fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(sort $(wildcard fuzz/targets/fuzz_*.c))
+FUZZ_NAMES   := $(patsubst fuzz/targets/%.c,%,$(FUZZ_TARGETS))
+FUZZ_SUPPORT := $(sort $(wildcard fuzz/support/*.c))
+FUZZ_HDR     := $(wildcard fuzz/*.h fuzz/support/*.h fuzz/targets/*.h)
+FUZZ_SEEDS   ?= $(wildcard $(VECTORS)/valid $(VECTORS)/invalid)
+FUZZ_DICT    := $(wildcard fuzz/dict/hurray.dict)
+FUZZ_WARN    := $(filter-out -Wmissing-prototypes,$(WARN))
+FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/bin/%,$(FUZZ_NAMES))
+REPLAY_BINS  := $(patsubst %,$(BUILD)/fuzz/replay/%,$(FUZZ_NAMES))
+# The replay build runs under valgrind where it is installed (uninitialised reads ASan misses).
+comma := ,
+REPLAY_RUNNER ?= $(if $(shell command -v valgrind 2>/dev/null),valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite$(comma)indirect)
+
+$(BUILD)/fuzz/bin/%: fuzz/targets/%.c $(FUZZ_SUPPORT) $(FUZZ_HDR) $(BUILD)/fuzz/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_WARN) -O1 -g $(FUZZ_FLAGS) -Ireference/include -Ifuzz -Ifuzz/support \
+	  $< $(FUZZ_SUPPORT) $(BUILD)/fuzz/libhurray.a -lm -o $@
+
+# Replay build: the same target with fuzz/regression_driver.c as main(), plain compiler.
+$(BUILD)/fuzz/replay/%: fuzz/targets/%.c fuzz/regression_driver.c $(FUZZ_SUPPORT) $(FUZZ_HDR) \
+                        $(BUILD)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(FUZZ_WARN) $(OPT) -Ireference/include -Ifuzz -Ifuzz/support \
+	  $< fuzz/regression_driver.c $(FUZZ_SUPPORT) $(BUILD)/libhurray.a -lm -o $@
+
+# ------------------------------------------------------------------ bench ---
+# bench/c/<name>.c → $(BUILD)/bench/<name>: C micro-benchmarks on the public API only.
+BENCH_SRC  := $(sort $(wildcard bench/c/*.c))
+BENCH_BINS := $(patsubst bench/c/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+$(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -o $@
+
+# ---------------------------------------------------------------- targets ---
+.PHONY: all lib deps test test-steps test-c sanitize valgrind harness conformance \
+        conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
 
+# Debian packages and the .venv (ci/requirements-dev.txt); fast when already there.
 deps:
 	bash ci/bootstrap
 
@@ -56,7 +138,7 @@ test-c: $(TESTS)
 # The same tests under ASan+UBSan.
 sanitize: $(ASAN_TESTS)
 	@set -e; for t in $(ASAN_TESTS); do echo "== $$t (asan+ubsan)"; \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+	  $(ASAN_ENV) $$t; done
 
 # The plain tests under valgrind: no leaks, no invalid reads.
 valgrind: $(TESTS)
@@ -64,7 +146,79 @@ valgrind: $(TESTS)
 	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	    $$t >/dev/null; done; echo "valgrind: clean"
 
-test: deps test-c sanitize valgrind
+ifneq ($(HARNESS_SRC),)
+harness: $(HARNESS)
+
+# Every vector of the corpus through the C reference; the harness prints the report.
+# (The Python half of conformance joins here with the binding.) deps first: on a fresh
+# machine this is the first command a reader runs.
+conformance: deps harness
+	$(HARNESS) $(HARNESS_ARGS)
+
+# The same run with the library and harness under ASan+UBSan.
+conformance-sanitize: $(ASAN_HARNESS)
+	$(ASAN_ENV) $(ASAN_HARNESS) $(HARNESS_ARGS) >/dev/null && echo "conformance-sanitize: clean"
+else
+harness conformance conformance-sanitize:
+	@echo "$@: no harness sources (harness/src/*.c) in this tree" >&2; exit 1
+endif
+
+fuzz-build: $(FUZZ_BINS) $(REPLAY_BINS)
+
+# Replays the corpus and fuzz/regress/<target>/ through every target, no libFuzzer.
+fuzz-replay: $(REPLAY_BINS)
+	@set -e; for n in $(FUZZ_NAMES); do echo "== replay $$n"; \
+	  $(REPLAY_RUNNER) $(BUILD)/fuzz/replay/$$n $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null); \
+	done
+
+# Replay, then each target under libFuzzer for FUZZ_SECONDS, seeded from the corpus. The full
+# fuzzer log goes to $(BUILD)/fuzz/<target>.log; its tail is printed.
+fuzz-smoke: fuzz-replay $(FUZZ_BINS)
+	@set -e; for n in $(FUZZ_NAMES); do \
+	  corpus=$(BUILD)/fuzz/corpus/$$n; art=$(BUILD)/fuzz/artifacts/$$n; log=$(BUILD)/fuzz/$$n.log; \
+	  mkdir -p $$corpus $$art; echo "== fuzz $$n ($(FUZZ_SECONDS) s)"; \
+	  if $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	       -print_final_stats=1 -artifact_prefix=$$art/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
+	       $$corpus $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null) >$$log 2>&1; then \
+	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ *DONE)' $$log || tail -n 3 $$log; \
+	  else tail -n 80 $$log; echo "fuzz $$n: FAILED (log $$log, artifacts $$art)"; exit 1; fi; \
+	done; echo "fuzz-smoke: $(words $(FUZZ_NAMES)) target(s) clean"
+
+# C micro-benchmarks. Not part of `make test`.
+bench: $(BENCH_BINS)
+	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
+
+# Python binding: builds the extension into the venv and runs its tests. Joins `make test`
+# once python/pyproject.toml exists.
+test-python: deps
+	$(VENV)/bin/python -m pip install -q --no-build-isolation ./python
+	$(VENV)/bin/python -m pytest -q python/tests
+
+# ------------------------------------------------------------------- test ---
+# What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
+# every step, carrying on past a failure, and closes with one summary line.
+TEST_STEPS := test-c sanitize valgrind \
+              $(if $(HARNESS_SRC),conformance conformance-sanitize) \
+              $(if $(FUZZ_TARGETS),fuzz-smoke) \
+              $(if $(wildcard python/pyproject.toml),test-python)
+
+test: deps
+	@$(MAKE) --no-print-directory test-steps
+
+test-steps:
+	@pass=0; fail=0; report=""; \
+	for s in $(TEST_STEPS); do \
+	  echo "=== make $$s"; start=$$SECONDS; \
+	  if $(MAKE) --no-print-directory $$s; then pass=$$((pass + 1)); r="ok    "; \
+	  else fail=$$((fail + 1)); r="FAILED"; fi; \
+	  report+=$$(printf '\n  %s  %-22s %4d s' "$$r" "$$s" $$((SECONDS - start))); \
+	done; \
+	echo; echo "=== make test summary$$report"; \
+	echo "steps: $$pass passed, $$fail failed"; \
+	[ $$fail -eq 0 ]
 
 clean:
 	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(VENV)
