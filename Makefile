@@ -122,7 +122,7 @@ $(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
 	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -o $@
 
 # ---------------------------------------------------------------- targets ---
-.PHONY: all lib deps test test-steps test-c sanitize valgrind harness conformance \
+.PHONY: all lib deps test test-steps vectors-check test-c sanitize valgrind harness conformance \
         conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
@@ -197,13 +197,17 @@ test-python: deps
 # ------------------------------------------------------------------- test ---
 # What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
 # every step, carrying on past a failure, and closes with one summary line.
-TEST_STEPS := test-c sanitize valgrind \
+TEST_STEPS := test-c sanitize valgrind vectors-check \
               $(if $(HARNESS_SRC),conformance conformance-sanitize) \
               $(if $(FUZZ_TARGETS),fuzz-smoke) \
               $(if $(wildcard python/pyproject.toml),test-python)
 
 test: deps
 	@$(MAKE) --no-print-directory test-steps
+
+# The committed corpus must be exactly what the independent generator writes.
+vectors-check:
+	PYTHON=$(abspath $(VENV))/bin/python bash vectors/gen/check_determinism.sh && echo "vectors: corpus matches the generator"
 
 test-steps:
 	@pass=0; fail=0; report=""; \

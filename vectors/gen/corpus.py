@@ -1,0 +1,123 @@
+"""The vector registry: builders and mutators add vectors here; every addition is checked
+against the self-check decoder (oracle.py) before it can reach the manifest."""
+import re
+
+import oracle
+from decoded import descriptor_map, quant_map
+from encoder import Buf, encode, encode_quant, serialize, to_raw
+from tables import ERROR_CODES, LIMITS, layout_kind
+
+AREAS = ("dtype", "device", "layout", "quant", "sect", "desc")
+_ID = re.compile(r"^[yn]_(dtype|device|layout|quant|sect|desc)_[a-z0-9_]+$")
+
+
+class GenError(Exception):
+    pass
+
+
+def shape_info(shape):
+    resolved = [e for e in shape if e is not None]
+    n = 0 if any(e == 0 for e in resolved) else 1
+    if n:
+        for e in resolved:
+            n *= e
+    return n, any(e is None for e in shape)
+
+
+def fill(d, unknown_size=64):
+    """Give a named-layout descriptor exactly the buffers it requires (required size, or
+    `unknown_size` where the requirement cannot be evaluated)."""
+    if d.buffers is not None:
+        return d
+    if layout_kind(d.layout) != "named":
+        d.buffers = []
+        return d
+    n, dyn = shape_info(d.shape)
+    req = oracle._requirements(d.dtype, d.layout, d.shape, n, dyn, d.byte_offset, d.params, d.quant)
+    d.buffers = [Buf(unknown_size if r is None else r, 0 if r == 0 else 6) for r in req]
+    return d
+
+
+class Corpus:
+    def __init__(self):
+        self.vectors = {}
+
+    def _add(self, v):
+        vid = v["id"]
+        if not _ID.match(vid) or "___" in vid:
+            raise GenError(f"bad id {vid!r}")
+        if vid in self.vectors:
+            raise GenError(f"duplicate id {vid}")
+        if v.get("options"):
+            for k in v["options"]:
+                if k not in LIMITS:
+                    raise GenError(f"{vid}: unknown option {k}")
+        self.vectors[vid] = v
+
+    # ------------------------------------------------------------ valid ---
+    def y(self, vid, d, description, refs, options=None, trailing=b""):
+        """A valid descriptor vector."""
+        fill(d)
+        body = encode(d)
+        data = body + trailing
+        decoded = descriptor_map(d, len(body))
+        status, got = oracle.decode_descriptor(data, options)
+        if status != "OK":
+            raise GenError(f"{vid}: valid vector decodes as {status}: {got}")
+        if got != decoded:
+            raise GenError(f"{vid}: decoded mismatch\n model  {decoded}\n oracle {got}")
+        for k in range(len(body)):  # the truncation sweep the manifest promises
+            status, _ = oracle.decode_descriptor(data[:k], options)
+            if status != "TRUNCATED":
+                raise GenError(f"{vid}: prefix of {k} bytes decodes as {status}, not TRUNCATED")
+        self._add({"id": vid, "kind": "descriptor", "expect": "valid", "data": data,
+                   "decoded": decoded, "description": description, "spec_refs": refs,
+                   "options": options})
+        return d
+
+    def yq(self, vid, q, description, refs):
+        """A valid standalone quantization payload."""
+        data = encode_quant(q)
+        decoded = quant_map(q)
+        status, got = oracle.decode_quantization(data)
+        if status != "OK" or got != decoded:
+            raise GenError(f"{vid}: standalone quantization {status}: {got} vs {decoded}")
+        self._add({"id": vid, "kind": "quantization", "expect": "valid", "data": data,
+                   "decoded": decoded, "description": description, "spec_refs": refs})
+
+    # ------------------------------------------------------------ invalid ---
+    def _n(self, vid, kind, data, error, description, refs, options):
+        if error not in ERROR_CODES or error == "OK":
+            raise GenError(f"{vid}: bad error {error}")
+        if kind == "descriptor":
+            status, where = oracle.decode_descriptor(data, options)
+        else:
+            status, where = oracle.decode_quantization(data)
+        if status != error:
+            raise GenError(f"{vid}: expected {error}, oracle says {status} ({where})")
+        self._add({"id": vid, "kind": kind, "expect": "invalid", "error": error, "data": data,
+                   "description": description, "spec_refs": refs, "options": options,
+                   "where": where})
+
+    def n_bytes(self, vid, data, error, description, refs, options=None):
+        self._n(vid, "descriptor", bytes(data), error, description, refs, options)
+
+    def n(self, vid, base, mutate, error, description, refs, options=None, base_options=None):
+        """An invalid descriptor: `base` (a Desc) must be valid on its own (under
+        base_options); `mutate(raw)` edits its raw record to break exactly one rule. With
+        mutate=None, `base` itself is the invalid descriptor (a model-level break) and
+        only its encoding is checked."""
+        if mutate is None:
+            fill(base)
+            self._n(vid, "descriptor", encode(base), error, description, refs, options)
+            return
+        fill(base)
+        status, where = oracle.decode_descriptor(encode(base), base_options)
+        if status != "OK":
+            raise GenError(f"{vid}: base is not valid: {status} {where}")
+        raw = to_raw(base)
+        mutate(raw)
+        self._n(vid, "descriptor", serialize(raw), error, description, refs, options)
+
+    def nq(self, vid, data, error, description, refs):
+        self._n(vid, "quantization", bytes(data), error, description, refs, None)
