@@ -1,0 +1,1102 @@
+/* The binary descriptor: decode, validate, encode. docs/spec/descriptor.md
+ *
+ * One decoding core (STYLE 6, 7). The parse_* readers follow descriptor.md
+ * § Decoding order step by step and handle what the bytes alone can show:
+ * magic, lengths, reserved bytes, padding, section order (the layout and
+ * section payload readers of layout.c, quant.c and sections.c check their
+ * own tags and reserved fields as they read). Every rule on a value lives in
+ * exactly one check_* function; the parser calls it at its step of the
+ * decoding order, so the first failure in that order wins and every input has
+ * one status, and hurray_descriptor_validate, which decode runs as step 11 and
+ * encode runs first, calls the same functions in the same order before the
+ * three validation tiers. Encoding has one writer code path; its counting mode
+ * gives every length. */
+#include "internal.h"
+
+/* Marks "no input offset" for the shared value rules when they run on a
+ * descriptor built in memory rather than parsed from bytes. */
+#define NO_OFFSET UINT64_MAX
+
+/* Offsets of the fixed header fields (descriptor.md § Layout of the bytes). */
+enum {
+    OFF_VERSION_MAJOR = 4,
+    OFF_ENCODED_LEN = 8,
+    OFF_FIXED = 16,
+    OFF_DTYPE = 16,
+    OFF_DEVICE = 17,
+    OFF_LAYOUT = 19,
+    OFF_RANK = 20,
+    OFF_SHAPE = 32,
+    HEADER_PREFIX_BYTES = 16, /* what peek needs: magic .. reserved 12-15 */
+    FIXED_FIELD_BYTES = 16,
+    SECTION_HEADER_BYTES = 8
+};
+
+/* ---- limits (errors-and-limits.md § Default limits) --------------------- */
+
+/* NULL means the defaults; a limit above its format maximum means the maximum. */
+static void limits_effective(const struct hurray_limits *in, struct hurray_limits *out) {
+    if (in)
+        *out = *in;
+    else
+        hurray_limits_default(out);
+    hurray_limits_clamp(out);
+}
+
+/* An encoder is bound by the format, not by a reader's defaults: it refuses
+ * what would not validate under the format maxima (a 20 GiB buffer is
+ * encodable even though a default reader refuses it with LIMIT). */
+static void limits_format_max(struct hurray_limits *out) {
+    out->max_descriptor_bytes = UINT64_MAX;
+    out->max_buffer_bytes = UINT64_MAX;
+    out->max_rank = UINT32_MAX;
+    out->max_composite_depth = UINT32_MAX;
+    out->max_composite_members = UINT64_MAX;
+    out->max_kv_entries = UINT64_MAX;
+    out->max_kv_bytes = UINT64_MAX;
+    out->max_name_bytes = UINT32_MAX;
+    out->max_file_tensors = UINT64_MAX;
+    hurray_limits_clamp(out);
+}
+
+/* Adds the input offset to an error record a value rule filled without one. */
+static int at_offset(int status, uint64_t offset, struct hurray_error *err) {
+    if (status != HURRAY_OK && err && !err->has_offset && offset != NO_OFFSET) {
+        err->has_offset = 1;
+        err->offset = offset;
+    }
+    return status;
+}
+
+static uint64_t offset_plus(uint64_t base, uint64_t k) {
+    return base == NO_OFFSET ? NO_OFFSET : base + k;
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+void hurray_descriptor_init(struct hurray_descriptor *d) {
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->version_major = HURRAY_FORMAT_MAJOR;
+    d->version_minor = HURRAY_FORMAT_MINOR;
+    d->device = HURRAY_DEVICE_CPU;
+    d->memory_class = HURRAY_MEM_STANDARD;
+    d->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+}
+
+void hurray_descriptor_reset(struct hurray_descriptor *d) {
+    if (!d) return;
+    hri_free(d->allocator, d->owned, d->owned_len);
+    hurray_descriptor_init(d);
+}
+
+/* ---- sync modes (buffer-protocol.md § Sync modes, HR-BUF-5) --------------- */
+
+const char *hurray_sync_mode_name(uint8_t mode) {
+    switch (mode) {
+    case HURRAY_SYNC_PRODUCER_SYNCED: return "producer_synced";
+    case HURRAY_SYNC_EVENT: return "event";
+    case HURRAY_SYNC_STREAM: return "stream";
+    default: return NULL;
+    }
+}
+
+/* No private range: 0xF0-0xFE are reserved here (conventions.md § Tag spaces). */
+int hurray_sync_mode_tag_kind(uint8_t mode) {
+    return hri_tag_kind_plain(mode, hurray_sync_mode_name(mode) != NULL);
+}
+
+/* ---- section types (sections.md) ----------------------------------------- */
+
+/* must_understand of a known section type (HR-SECT-2), -1 for unknown types. */
+static int known_must_understand(uint8_t type) {
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION: return 1;
+    case HURRAY_SECTION_STATISTICS: return 0;
+    case HURRAY_SECTION_SHARD: return 0;
+    case HURRAY_SECTION_ROLE: return 1;
+    default: return -1;
+    }
+}
+
+static int has_known_section(const struct hurray_descriptor *d, uint8_t type) {
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION: return d->has_quant != 0;
+    case HURRAY_SECTION_STATISTICS: return d->has_statistics != 0;
+    case HURRAY_SECTION_SHARD: return d->has_shard != 0;
+    case HURRAY_SECTION_ROLE: return d->has_role != 0;
+    default: return 0;
+    }
+}
+
+static unsigned known_section_count(const struct hurray_descriptor *d) {
+    unsigned n = 0;
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        n += (unsigned)has_known_section(d, t);
+    return n;
+}
+
+/* ---- shape (memory-layout.md § Shape and dynamic dimensions) -------------- */
+
+/* HR-SHAPE-1, HR-SHAPE-2: a resolved extent is at most 2^63-1, else it must
+ * be the dynamic sentinel. */
+static int check_extent_value(uint64_t e, unsigned k, struct hurray_error *err) {
+    if (e <= HURRAY_MAX_EXTENT || e == HURRAY_DYNAMIC_DIM) return HURRAY_OK;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_fail(err, HURRAY_E_RANGE, hri_fieldf(f, "shape[%u]", k),
+                    "shape[%u]: extent %llu exceeds 2^63-1 and is not the dynamic sentinel "
+                    "(HR-SHAPE-1)",
+                    k, (unsigned long long)e);
+}
+
+/* HR-SHAPE-3: N is 1 for rank 0, 0 if any resolved extent is 0, otherwise the
+ * checked product of the resolved extents. *resolved is 1 when every extent
+ * is resolved (no dynamic dimension). */
+int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *count,
+                               int *resolved, struct hurray_error *err) {
+    HR_FAIL_IF(!count || !resolved || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shape",
+               "shape_element_count: NULL argument");
+    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_LIMIT, "rank",
+               "rank: %u exceeds the format maximum %d (memory-layout.md § Shape)",
+               (unsigned)rank, HURRAY_MAX_RANK);
+    int all = 1, zero = 0;
+    for (unsigned k = 0; k < rank; k++) {
+        HR_TRY(check_extent_value(shape[k], k, err));
+        all &= shape[k] != HURRAY_DYNAMIC_DIM;
+        zero |= shape[k] == 0;
+    }
+    uint64_t n = zero ? 0 : 1;
+    for (unsigned k = 0; k < rank && !zero; k++) {
+        if (shape[k] == HURRAY_DYNAMIC_DIM) continue;
+        HR_FAIL_IF(hri_mul_u64(n, shape[k], &n), err, HURRAY_E_OVERFLOW, "shape",
+                   "shape: the product of the resolved extents exceeds 2^64-1 (HR-SHAPE-3)");
+    }
+    *count = n;
+    *resolved = all;
+    return HURRAY_OK;
+}
+
+/* ==== value rules, in decoding order (descriptor.md § Decoding order) ===== */
+
+/* Step 2: a reader of major 1 accepts every minor (HR-DESC-4). */
+static int check_version(uint8_t major, uint64_t offset, struct hurray_error *err) {
+    if (major == HURRAY_FORMAT_MAJOR) return HURRAY_OK;
+    return at_offset(hri_fail(err, HURRAY_E_VERSION, "version_major",
+                              "version_major: %u is not supported; this reader reads major %d "
+                              "(HR-DESC-4)",
+                              (unsigned)major, HURRAY_FORMAT_MAJOR),
+                     offset, err);
+}
+
+/* Step 5, layout tag: a reserved tag is accepted as an unknown layout
+ * (HR-LAYOUT-3); only invalid ones are refused. */
+static int check_layout_tag(uint8_t tag, struct hurray_error *err) {
+    if (hurray_layout_tag_kind(tag) != HURRAY_TAG_INVALID) return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_INVALID_TAG, "layout",
+                    "layout: tag 0x%02X is invalid (memory-layout.md § Layout tags)", tag);
+}
+
+static int check_rank(uint8_t rank, const struct hurray_limits *lim, struct hurray_error *err) {
+    if (rank <= lim->max_rank) return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_LIMIT, "rank",
+                    "rank: %u exceeds max_rank %u (descriptor.md § Layout of the bytes)",
+                    (unsigned)rank, (unsigned)lim->max_rank);
+}
+
+/* Step 5: dtype tag (HR-DTYPE-2); device and memory-class tags and their
+ * pair (HR-DEV-2, HR-DEV-4); layout tag; rank. `base` is the offset of the
+ * fixed fields in the input, or NO_OFFSET. */
+static int check_fixed_fields(const struct hurray_descriptor *d, const struct hurray_limits *lim,
+                              uint64_t base, struct hurray_error *err) {
+    HR_TRY(at_offset(hurray_dtype_check_tag(d->dtype, "dtype", err),
+                     offset_plus(base, OFF_DTYPE - OFF_FIXED), err));
+    HR_TRY(at_offset(hurray_device_check(d->device, d->memory_class, err),
+                     offset_plus(base, OFF_DEVICE - OFF_FIXED), err));
+    HR_TRY(at_offset(check_layout_tag(d->layout.tag, err),
+                     offset_plus(base, OFF_LAYOUT - OFF_FIXED), err));
+    return at_offset(check_rank(d->rank, lim, err), offset_plus(base, OFF_RANK - OFF_FIXED),
+                     err);
+}
+
+/* Step 6: each extent in order (RANGE). */
+static int check_extent(const struct hurray_descriptor *d, unsigned k, uint64_t offset,
+                        struct hurray_error *err) {
+    return at_offset(check_extent_value(d->shape[k], k, err), offset, err);
+}
+
+/* Step 6: N, and N x bits, fit 64 bits even where a dynamic extent leaves N
+ * unknown (HR-SHAPE-3). An extension type's width is unknown: only N counts. */
+static int check_element_count(const struct hurray_descriptor *d, uint64_t offset,
+                               struct hurray_error *err) {
+    uint64_t n = 0, bits_total = 0;
+    int resolved = 0;
+    HR_TRY(at_offset(hurray_shape_element_count(d->rank, d->shape, &n, &resolved, err), offset,
+                     err));
+    uint16_t bits = hurray_dtype_bits(d->dtype);
+    if (!hri_mul_u64(n, bits, &bits_total)) return HURRAY_OK;
+    return at_offset(hri_fail(err, HURRAY_E_OVERFLOW, "shape",
+                              "shape: %llu elements of %u bits exceed 2^64-1 bits (HR-SHAPE-3)",
+                              (unsigned long long)n, (unsigned)bits),
+                     offset, err);
+}
+
+/* Step 7, after the entry's reserved bytes: alignment_log2 <= 12 (HR-BUF-1),
+ * an empty buffer declares 1 (HR-BUF-2), sync_mode tag (HR-BUF-5), size
+ * against max_buffer_bytes. `base` is the entry's offset, or NO_OFFSET. */
+static int check_buffer_entry(const struct hurray_descriptor *d, unsigned i,
+                              const struct hurray_limits *lim, uint64_t base,
+                              struct hurray_error *err) {
+    const struct hurray_buffer_desc *b = &d->buffers[i];
+    char f[HURRAY_ERROR_FIELD_MAX];
+    if (b->alignment_log2 > HURRAY_MAX_ALIGNMENT_LOG2)
+        return at_offset(hri_fail(err, HURRAY_E_ALIGNMENT,
+                                  hri_fieldf(f, "buffers[%u].alignment_log2", i),
+                                  "buffers[%u].alignment_log2: %u exceeds 12 (HR-BUF-1)", i,
+                                  (unsigned)b->alignment_log2),
+                         offset_plus(base, 8), err);
+    if (b->size == 0 && b->alignment_log2 != 0)
+        return at_offset(hri_fail(err, HURRAY_E_ALIGNMENT,
+                                  hri_fieldf(f, "buffers[%u].alignment_log2", i),
+                                  "buffers[%u].alignment_log2: an empty buffer must declare "
+                                  "alignment 1, not 2^%u (HR-BUF-2)",
+                                  i, (unsigned)b->alignment_log2),
+                         offset_plus(base, 8), err);
+    HR_TRY(at_offset(hri_check_tag_kind(hurray_sync_mode_tag_kind(b->sync_mode), b->sync_mode,
+                                        0, hri_fieldf(f, "buffers[%u].sync_mode", i), err),
+                     offset_plus(base, 9), err));
+    if (b->size <= lim->max_buffer_bytes) return HURRAY_OK;
+    return at_offset(hri_fail(err, HURRAY_E_LIMIT, hri_fieldf(f, "buffers[%u].size", i),
+                              "buffers[%u].size: %llu bytes exceed max_buffer_bytes %llu", i,
+                              (unsigned long long)b->size,
+                              (unsigned long long)lim->max_buffer_bytes),
+                     base, err);
+}
+
+/* Step 8 on values, for a descriptor built in memory: the parameters' tags
+ * and opaque bytes (hurray_layout_check_params, which also applies their
+ * value rules), and struct hurray_layout's convention that only private and
+ * unknown layouts carry opaque bytes ("the rest are zero"). The parser's
+ * reader checks the tags inline. */
+static int check_layout_params(const struct hurray_descriptor *d,
+                               const struct hurray_limits *lim, struct hurray_error *err) {
+    const struct hurray_layout *l = &d->layout;
+    int named = hurray_layout_tag_kind(l->tag) == HURRAY_TAG_NAMED;
+    HR_FAIL_IF(named && (l->opaque || l->opaque_len), err, HURRAY_E_ARGUMENT, "layout.opaque",
+               "layout.opaque: the named layout %s carries no opaque bytes",
+               hurray_layout_name(l->tag));
+    return hurray_layout_check_params(l, d->rank, lim, err);
+}
+
+/* Step 9: type tag (HR-SECT-4), then strictly ascending order (HR-SECT-1). */
+static int check_section_type(uint8_t type, uint8_t prev, unsigned index,
+                              struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    hri_fieldf(f, "sections[%u].type", index);
+    HR_FAIL_IF(type == 0x00 || type == 0xFF, err, HURRAY_E_INVALID_TAG, f,
+               "%s: section type 0x%02X is invalid (HR-SECT-4)", f, type);
+    HR_FAIL_IF(type <= prev, err, HURRAY_E_SECTION_ORDER, f,
+               "%s: section type 0x%02X follows 0x%02X; types must be strictly ascending "
+               "(HR-SECT-1)",
+               f, type, prev);
+    return HURRAY_OK;
+}
+
+/* Step 9: flags bits 1-7 are reserved (sections.md). */
+static int check_section_flags(uint8_t flags, unsigned index, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    hri_fieldf(f, "sections[%u].flags", index);
+    HR_FAIL_IF(flags & ~HURRAY_SECTION_MUST_UNDERSTAND, err, HURRAY_E_RESERVED_NONZERO, f,
+               "%s: reserved flag bits 0x%02X are set", f,
+               (unsigned)(flags & ~HURRAY_SECTION_MUST_UNDERSTAND));
+    return HURRAY_OK;
+}
+
+/* Step 9: a known type carries the table's must_understand (HR-SECT-2); an
+ * unknown one with must_understand is refused (HR-SECT-3). */
+static int check_section_must_understand(uint8_t type, uint8_t flags, unsigned index,
+                                         struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    hri_fieldf(f, "sections[%u].flags", index);
+    int mu = flags & HURRAY_SECTION_MUST_UNDERSTAND;
+    int want = known_must_understand(type);
+    HR_FAIL_IF(want >= 0 && mu != want, err, HURRAY_E_CONSTRAINT, f,
+               "%s: the %s section must have must_understand = %d (HR-SECT-2)", f,
+               hurray_section_name(type), want);
+    HR_FAIL_IF(want < 0 && mu, err, HURRAY_E_UNSUPPORTED, f,
+               "%s: unknown section type 0x%02X is must-understand (HR-SECT-3)", f, type);
+    return HURRAY_OK;
+}
+
+/* Step 9: the exact payload length of a known section (HR-SECT-2). The
+ * quantization length depends on its scheme, the payload's first byte. */
+static int check_section_length(const struct hri_cursor *payload, uint8_t type, uint8_t rank,
+                                unsigned index, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    hri_fieldf(f, "sections[%u].length", index);
+    uint32_t len = (uint32_t)hri_cursor_left(payload), want = len;
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION:
+        HR_TRY(hri_need(payload, 1, "quantization.scheme", err));
+        HR_TRY(at_offset(hurray_quant_payload_length(payload->src[payload->pos], &want, err),
+                         hri_cursor_offset(payload), err));
+        break;
+    case HURRAY_SECTION_STATISTICS: want = hri_statistics_length(); break;
+    case HURRAY_SECTION_SHARD: want = hri_shard_length(rank); break;
+    case HURRAY_SECTION_ROLE: want = hri_role_length(); break;
+    default: break; /* unknown: any length, carried verbatim */
+    }
+    if (len == want) return HURRAY_OK;
+    return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(payload) - 4, f,
+                       "%s: the %s payload is %u bytes, not %u (sections.md)", f,
+                       hurray_section_name(type), (unsigned)len, (unsigned)want);
+}
+
+/* ==== parsing: decoding-order steps 1-10 ================================== */
+
+struct header {
+    uint8_t version_major;
+    uint8_t version_minor;
+    uint32_t encoded_len;
+};
+
+/* Steps 1-3 (HR-DESC-5): enough bytes for the length, magic, major version,
+ * reserved bytes 6-7 and 12-15, then encoded_len itself. */
+static int parse_header(const uint8_t *src, size_t len, const struct hurray_limits *lim,
+                        struct header *h, struct hurray_error *err) {
+    struct hri_cursor c;
+    const uint8_t *magic;
+    hri_cursor_init(&c, src, len, HURRAY_E_TRUNCATED);
+    HR_TRY(hri_need(&c, HEADER_PREFIX_BYTES, "header", err));
+    HR_TRY(hri_read_bytes(&c, 4, &magic, "magic", err));
+    HR_FAIL_IF(memcmp(magic, HURRAY_DESCRIPTOR_MAGIC, 4) != 0, err, HURRAY_E_BAD_MAGIC, "magic",
+               "magic: %02X %02X %02X %02X is not \"HRYD\" (descriptor.md § Layout of the bytes)",
+               magic[0], magic[1], magic[2], magic[3]);
+    HR_TRY(hri_read_u8(&c, &h->version_major, "version_major", err));
+    HR_TRY(check_version(h->version_major, OFF_VERSION_MAJOR, err));
+    HR_TRY(hri_read_u8(&c, &h->version_minor, "version_minor", err));
+    HR_TRY(hri_read_reserved(&c, 2, "reserved[6..7]", err));
+    HR_TRY(hri_read_u32(&c, &h->encoded_len, "encoded_len", err));
+    HR_TRY(hri_read_reserved(&c, 4, "reserved[12..15]", err));
+    if (h->encoded_len < HURRAY_DESCRIPTOR_MIN_BYTES || h->encoded_len % 8 != 0)
+        return hri_fail_at(err, HURRAY_E_LENGTH, OFF_ENCODED_LEN, "encoded_len",
+                           "encoded_len: %lu is below 40 or not a multiple of 8",
+                           (unsigned long)h->encoded_len);
+    if (h->encoded_len <= lim->max_descriptor_bytes) return HURRAY_OK;
+    return hri_fail_at(err, HURRAY_E_LIMIT, OFF_ENCODED_LEN, "encoded_len",
+                       "encoded_len: %lu exceeds max_descriptor_bytes %llu",
+                       (unsigned long)h->encoded_len,
+                       (unsigned long long)lim->max_descriptor_bytes);
+}
+
+/* Step 5: bytes 16-31. Reserved byte 23 first, then the value rules. */
+static int parse_fixed_fields(struct hri_cursor *c, const struct hurray_limits *lim,
+                              struct hurray_descriptor *d, uint8_t *section_count,
+                              struct hurray_error *err) {
+    uint64_t base = hri_cursor_offset(c);
+    HR_TRY(hri_need(c, FIXED_FIELD_BYTES, "header", err));
+    HR_TRY(hri_read_u8(c, &d->dtype, "dtype", err));
+    HR_TRY(hri_read_u8(c, &d->device, "device", err));
+    HR_TRY(hri_read_u8(c, &d->memory_class, "memory_class", err));
+    HR_TRY(hri_read_u8(c, &d->layout.tag, "layout", err));
+    HR_TRY(hri_read_u8(c, &d->rank, "rank", err));
+    HR_TRY(hri_read_u8(c, &d->buffer_count, "buffer_count", err));
+    HR_TRY(hri_read_u8(c, section_count, "section_count", err));
+    HR_TRY(hri_read_reserved(c, 1, "reserved[23]", err));
+    HR_TRY(hri_read_u64(c, &d->byte_offset, "byte_offset", err));
+    return check_fixed_fields(d, lim, base, err);
+}
+
+/* Step 6: extents in order (RANGE), then the element count (OVERFLOW). */
+static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d,
+                       struct hurray_error *err) {
+    for (unsigned k = 0; k < d->rank; k++) {
+        char f[HURRAY_ERROR_FIELD_MAX];
+        uint64_t at = hri_cursor_offset(c);
+        HR_TRY(hri_read_u64(c, &d->shape[k], hri_fieldf(f, "shape[%u]", k), err));
+        HR_TRY(check_extent(d, k, at, err));
+    }
+    return check_element_count(d, OFF_SHAPE, err);
+}
+
+/* Step 7, one entry (HR-BUF-1): size u64, alignment_log2 u8, sync_mode u8,
+ * reserved u8[6]; the reserved bytes are checked before the values. */
+static int parse_buffer_entry(struct hri_cursor *c, const struct hurray_limits *lim,
+                              struct hurray_descriptor *d, unsigned i,
+                              struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    struct hurray_buffer_desc *b = &d->buffers[i];
+    uint64_t base = hri_cursor_offset(c);
+    HR_TRY(hri_need(c, HURRAY_BUFFER_ENTRY_BYTES, hri_fieldf(f, "buffers[%u]", i), err));
+    HR_TRY(hri_read_u64(c, &b->size, "size", err));
+    HR_TRY(hri_read_u8(c, &b->alignment_log2, "alignment_log2", err));
+    HR_TRY(hri_read_u8(c, &b->sync_mode, "sync_mode", err));
+    HR_TRY(hri_read_reserved(c, 6, hri_fieldf(f, "buffers[%u].reserved", i), err));
+    return check_buffer_entry(d, i, lim, base, err);
+}
+
+static int parse_buffer_table(struct hri_cursor *c, const struct hurray_limits *lim,
+                              struct hurray_descriptor *d, struct hurray_error *err) {
+    for (unsigned i = 0; i < d->buffer_count; i++) HR_TRY(parse_buffer_entry(c, lim, d, i, err));
+    return HURRAY_OK;
+}
+
+/* A cursor over the next `n` bytes of `c` (same source, same offsets). */
+static struct hri_cursor sub_cursor(const struct hri_cursor *c, size_t n) {
+    struct hri_cursor s = *c;
+    s.end = s.pos + n;
+    return s;
+}
+
+/* The reader of a length-prefixed part must consume exactly its length. */
+static int check_consumed(const struct hri_cursor *s, const char *field,
+                          struct hurray_error *err) {
+    if (s->pos == s->end) return HURRAY_OK;
+    return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(s), field,
+                       "%s: %zu bytes left unread by the part's reader", field,
+                       hri_cursor_left(s));
+}
+
+/* Step 8: layout block header (param_length u32, reserved u32), the
+ * parameters (memory-layout.md; layout.c's reader checks their exact length,
+ * then their own tags and reserved fields as it reads them), then zero
+ * padding to 8. Parameter constraints (tile extents, member_count) are
+ * tier 3's (HR-LAYOUT-50), not step 8's. */
+static int parse_layout_block(struct hri_cursor *c, const struct hurray_limits *lim,
+                              struct hurray_descriptor *d, struct hurray_error *err) {
+    uint32_t len;
+    uint64_t at = hri_cursor_offset(c);
+    uint8_t tag = d->layout.tag;
+    HR_TRY(hri_read_u32(c, &len, "layout.param_length", err));
+    HR_TRY(hri_read_reserved(c, 4, "layout.reserved", err));
+    if (len > hri_cursor_left(c))
+        return hri_fail_at(err, HURRAY_E_LENGTH, at, "layout.param_length",
+                           "layout.param_length: %lu bytes, but only %zu remain before "
+                           "encoded_len",
+                           (unsigned long)len, hri_cursor_left(c));
+    struct hri_cursor p = sub_cursor(c, len);
+    HR_TRY(hri_layout_params_read(&p, tag, d->rank, lim, &d->layout, err));
+    d->layout.tag = tag;
+    HR_TRY(check_consumed(&p, "layout.param_length", err));
+    c->pos = p.end;
+    return hri_read_reserved(c, hri_pad8(len), "layout.padding", err);
+}
+
+/* An unknown section with must_understand = 0: carried verbatim (HR-SECT-3).
+ * `data` borrows the input until the decode adopts it. */
+static int read_opaque_section(struct hri_cursor *p, uint8_t type, uint8_t flags,
+                               struct hurray_descriptor *d, struct hurray_error *err) {
+    struct hurray_opaque_section *o = &d->opaque[d->opaque_count++];
+    o->type = type;
+    o->flags = flags;
+    o->length = (uint32_t)hri_cursor_left(p);
+    o->data = NULL;
+    if (o->length == 0) return HURRAY_OK;
+    return hri_read_bytes(p, o->length, &o->data, "section.payload", err);
+}
+
+/* Step 9, a payload: its tags and reserved fields, by the section's reader. */
+static int read_section_payload(struct hri_cursor *p, uint8_t type, uint8_t flags,
+                                struct hurray_descriptor *d, struct hurray_error *err) {
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION:
+        d->has_quant = 1;
+        return hri_quant_read(p, &d->quant, err);
+    case HURRAY_SECTION_STATISTICS:
+        d->has_statistics = 1;
+        return hri_statistics_read(p, &d->statistics, err);
+    case HURRAY_SECTION_SHARD:
+        d->has_shard = 1;
+        return hri_shard_read(p, d->rank, &d->shard, err);
+    case HURRAY_SECTION_ROLE:
+        d->has_role = 1;
+        return hri_role_read(p, &d->role, err);
+    default:
+        return read_opaque_section(p, type, flags, d, err);
+    }
+}
+
+/* Step 9, the section header (sections.md): header fits, type tag, order,
+ * reserved bits (flags, then the u16), must_understand. */
+static int parse_section_header(struct hri_cursor *c, unsigned i, uint8_t *prev, uint8_t *type,
+                                uint8_t *flags, uint32_t *length, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    uint64_t at = hri_cursor_offset(c);
+    HR_TRY(hri_need(c, SECTION_HEADER_BYTES, hri_fieldf(f, "sections[%u]", i), err));
+    HR_TRY(hri_read_u8(c, type, "section.type", err));
+    HR_TRY(at_offset(check_section_type(*type, *prev, i, err), at, err));
+    *prev = *type;
+    HR_TRY(hri_read_u8(c, flags, "section.flags", err));
+    HR_TRY(at_offset(check_section_flags(*flags, i, err), at + 1, err));
+    HR_TRY(hri_read_reserved(c, 2, hri_fieldf(f, "sections[%u].reserved", i), err));
+    HR_TRY(at_offset(check_section_must_understand(*type, *flags, i, err), at + 1, err));
+    return hri_read_u32(c, length, "section.length", err);
+}
+
+/* Step 9, one section: header, payload length fits and is exact, payload,
+ * padding. */
+static int parse_section(struct hri_cursor *c, unsigned i, uint8_t *prev,
+                         struct hurray_descriptor *d, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    uint8_t type, flags;
+    uint32_t len;
+    HR_TRY(parse_section_header(c, i, prev, &type, &flags, &len, err));
+    hri_fieldf(f, "sections[%u].length", i);
+    if (len > hri_cursor_left(c))
+        return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(c) - 4, f,
+                           "%s: %lu payload bytes, but only %zu remain before encoded_len", f,
+                           (unsigned long)len, hri_cursor_left(c));
+    struct hri_cursor p = sub_cursor(c, len);
+    HR_TRY(check_section_length(&p, type, d->rank, i, err));
+    HR_TRY(read_section_payload(&p, type, flags, d, err));
+    HR_TRY(check_consumed(&p, f, err));
+    c->pos = p.end;
+    return hri_read_reserved(c, hri_pad8(len), hri_fieldf(f, "sections[%u].padding", i), err);
+}
+
+static int parse_sections(struct hri_cursor *c, uint8_t count, struct hurray_descriptor *d,
+                          struct hurray_error *err) {
+    uint8_t prev = 0;
+    for (unsigned i = 0; i < count; i++) HR_TRY(parse_section(c, i, &prev, d, err));
+    return HURRAY_OK;
+}
+
+/* Step 10: the last part ends exactly at encoded_len. */
+static int parse_end(const struct hri_cursor *c, struct hurray_error *err) {
+    if (c->pos == c->end) return HURRAY_OK;
+    return hri_fail_at(err, HURRAY_E_LENGTH, OFF_ENCODED_LEN, "encoded_len",
+                       "encoded_len: the descriptor's parts end at %zu, not at %zu", c->pos,
+                       c->end);
+}
+
+/* Steps 4-10 after the header: the structure, with each part's value rules
+ * at their place in the order. The opaque bytes still borrow `src`. */
+static int parse_body(const uint8_t *src, size_t len, const struct header *h,
+                      const struct hurray_limits *lim, struct hurray_descriptor *d,
+                      struct hurray_error *err) {
+    struct hri_cursor c;
+    uint8_t section_count = 0;
+    if (len < h->encoded_len)
+        return hri_fail_at(err, HURRAY_E_TRUNCATED, len, "encoded_len",
+                           "encoded_len: %lu bytes declared, %zu available",
+                           (unsigned long)h->encoded_len, len);
+    hri_cursor_init(&c, src, h->encoded_len, HURRAY_E_LENGTH);
+    c.pos = HEADER_PREFIX_BYTES;
+    d->version_major = h->version_major;
+    d->version_minor = h->version_minor;
+    HR_TRY(parse_fixed_fields(&c, lim, d, &section_count, err));
+    HR_TRY(parse_shape(&c, d, err));
+    HR_TRY(parse_buffer_table(&c, lim, d, err));
+    HR_TRY(parse_layout_block(&c, lim, d, err));
+    HR_TRY(parse_sections(&c, section_count, d, err));
+    return parse_end(&c, err);
+}
+
+/* ==== validation (step 11 and everything before it, on values) ============ */
+
+/* Unknown sections in a descriptor built in memory: the rules of step 9 on
+ * their values, plus the representation's own conventions. */
+static int check_opaque_section(const struct hurray_descriptor *d, unsigned i, unsigned index,
+                                uint8_t *prev, struct hurray_error *err) {
+    const struct hurray_opaque_section *o = &d->opaque[i];
+    char f[HURRAY_ERROR_FIELD_MAX];
+    hri_fieldf(f, "sections[%u]", index);
+    HR_TRY(check_section_type(o->type, *prev, index, err));
+    HR_FAIL_IF(known_must_understand(o->type) >= 0, err, HURRAY_E_ARGUMENT, f,
+               "%s: the %s section is carried in its own fields, not as an opaque section", f,
+               hurray_section_name(o->type));
+    *prev = o->type;
+    HR_TRY(check_section_flags(o->flags, index, err));
+    HR_TRY(check_section_must_understand(o->type, o->flags, index, err));
+    HR_FAIL_IF(o->length && !o->data, err, HURRAY_E_ARGUMENT, f, "%s: data is NULL, length %lu",
+               f, (unsigned long)o->length);
+    return HURRAY_OK;
+}
+
+/* Step 9 on values: section count fits its byte, the role tag (HR-ROLE-1),
+ * unknown sections. Quantization, statistics and shard values are tier 3. */
+static int check_sections(const struct hurray_descriptor *d, struct hurray_error *err) {
+    unsigned known = known_section_count(d);
+    uint8_t prev = 0;
+    HR_FAIL_IF(known + d->opaque_count > HURRAY_MAX_SECTIONS, err, HURRAY_E_ARGUMENT,
+               "section_count", "section_count: %u sections do not fit the u8 field",
+               known + d->opaque_count);
+    if (d->has_role) HR_TRY(hurray_member_role_check(d->role, err));
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        if (has_known_section(d, t)) prev = t;
+    for (unsigned i = 0; i < d->opaque_count; i++)
+        HR_TRY(check_opaque_section(d, i, known + i, &prev, err));
+    return HURRAY_OK;
+}
+
+/* Steps 2 and 5-9 on values, in decoding order. */
+static int check_structure(const struct hurray_descriptor *d, const struct hurray_limits *lim,
+                           struct hurray_error *err) {
+    HR_TRY(check_version(d->version_major, NO_OFFSET, err));
+    HR_TRY(check_fixed_fields(d, lim, NO_OFFSET, err));
+    for (unsigned k = 0; k < d->rank; k++) HR_TRY(check_extent(d, k, NO_OFFSET, err));
+    HR_TRY(check_element_count(d, NO_OFFSET, err));
+    for (unsigned i = 0; i < d->buffer_count; i++)
+        HR_TRY(check_buffer_entry(d, i, lim, NO_OFFSET, err));
+    HR_TRY(check_layout_params(d, lim, err));
+    return check_sections(d, err);
+}
+
+/* HR-DESC-3: a descriptor with no buffers has byte_offset 0. (The element
+ * width and composite rules depend on the layout: hri_layout_check_dtype.) */
+static int check_byte_offset(const struct hurray_descriptor *d, struct hurray_error *err) {
+    HR_TRY(hri_layout_check_dtype(&d->layout, d->dtype, d->byte_offset, err));
+    HR_FAIL_IF(d->buffer_count == 0 && d->byte_offset != 0, err, HURRAY_E_CONSTRAINT,
+               "byte_offset", "byte_offset: %llu, but a descriptor with no buffers has 0 "
+               "(HR-DESC-3)",
+               (unsigned long long)d->byte_offset);
+    return HURRAY_OK;
+}
+
+/* Tier 3, layout against shape (HR-LAYOUT-50): named layouts only; private
+ * and unknown layouts only check the sections (buffer-protocol.md). */
+static int check_layout_against_shape(const struct hurray_descriptor *d,
+                                      const struct hurray_limits *lim,
+                                      struct hurray_error *err) {
+    if (hurray_layout_tag_kind(d->layout.tag) != HURRAY_TAG_NAMED) return HURRAY_OK;
+    return hurray_layout_validate_against_shape(&d->layout, d->rank, d->shape, lim, err);
+}
+
+/* Tier 3, the quantization section against dtype, shape and layout
+ * (quantization.md), after its context-free rules. */
+static int check_quant_section(const struct hurray_descriptor *d, struct hurray_error *err) {
+    int layout_buffers = -1;
+    if (!d->has_quant) return HURRAY_OK;
+    HR_TRY(hurray_quant_check(&d->quant, err));
+    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
+    return hurray_quant_validate(&d->quant, d->dtype, &d->layout, d->rank, d->shape,
+                                 layout_buffers, d->buffer_count, err);
+}
+
+/* Tier 3, statistics (HR-STAT-1): nan_count <= N only when N is known. */
+static int check_statistics_section(const struct hurray_descriptor *d,
+                                    struct hurray_error *err) {
+    uint64_t n = 0;
+    int resolved = 0;
+    if (!d->has_statistics) return HURRAY_OK;
+    HR_TRY(hurray_shape_element_count(d->rank, d->shape, &n, &resolved, err));
+    return hurray_statistics_check(&d->statistics, resolved ? n : UINT64_MAX, err);
+}
+
+/* Tier 3 (buffer-protocol.md § Validation tiers): layout against shape, the
+ * layout's dtype and byte_offset rules, quantization, statistics, shard. */
+static int check_tier3(const struct hurray_descriptor *d, const struct hurray_limits *lim,
+                       struct hurray_error *err) {
+    HR_TRY(check_layout_against_shape(d, lim, err));
+    HR_TRY(check_byte_offset(d, err));
+    HR_TRY(check_quant_section(d, err));
+    HR_TRY(check_statistics_section(d, err));
+    if (d->has_shard) HR_TRY(hurray_shard_check(&d->shard, d->rank, d->shape, err));
+    return HURRAY_OK;
+}
+
+/* L + Q (HR-BUF-8); -1 when the layout's count is unknowable. */
+int hurray_descriptor_expected_buffer_count(const struct hurray_descriptor *d, int *count,
+                                            struct hurray_error *err) {
+    int layout_buffers = -1, quant_buffers = 0;
+    HR_FAIL_IF(!d || !count, err, HURRAY_E_ARGUMENT, "descriptor",
+               "expected_buffer_count: NULL argument");
+    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
+    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
+    *count = layout_buffers < 0 ? -1 : layout_buffers + quant_buffers;
+    return HURRAY_OK;
+}
+
+/* Tier 1: buffer_count = L + Q for named layouts (HR-BUF-9). */
+static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *err) {
+    int want = -1;
+    HR_TRY(hurray_descriptor_expected_buffer_count(d, &want, err));
+    if (want < 0 || want == d->buffer_count) return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_BUFFER_COUNT, "buffer_count",
+                    "buffer_count: %u, but the %s layout with %s needs %d (HR-BUF-8)",
+                    (unsigned)d->buffer_count, hurray_layout_name(d->layout.tag),
+                    d->has_quant ? "its quantization section" : "no quantization", want);
+}
+
+/* Tier 2 inputs: the layout's L requirements, then the quantization
+ * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). */
+static int compute_required_sizes(const struct hurray_descriptor *d,
+                                  uint64_t sizes[HURRAY_MAX_BUFFERS],
+                                  uint8_t known[HURRAY_MAX_BUFFERS], struct hurray_error *err) {
+    int layout_buffers = -1, quant_buffers = 0;
+    uint64_t qs[3] = {0, 0, 0};
+    uint8_t qk[3] = {0, 0, 0};
+    memset(sizes, 0, HURRAY_MAX_BUFFERS * sizeof sizes[0]);
+    memset(known, 0, HURRAY_MAX_BUFFERS);
+    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
+    if (layout_buffers < 0) return HURRAY_OK; /* private/unknown: not evaluable */
+    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
+    HR_FAIL_IF(layout_buffers + quant_buffers > HURRAY_MAX_BUFFERS || quant_buffers > 3, err,
+               HURRAY_E_INTERNAL, "buffer_count", "buffer_count: L %d + Q %d out of range",
+               layout_buffers, quant_buffers);
+    HR_TRY(hri_layout_required_sizes(&d->layout, d->dtype, d->rank, d->shape, d->byte_offset,
+                                     sizes, known, err));
+    if (!d->has_quant) return HURRAY_OK;
+    HR_TRY(hurray_quant_required_sizes(&d->quant, d->rank, d->shape, qs, qk, err));
+    for (int j = 0; j < quant_buffers; j++) {
+        sizes[layout_buffers + j] = qs[j];
+        known[layout_buffers + j] = qk[j];
+    }
+    return HURRAY_OK;
+}
+
+/* Tier 2: each buffer at least its requirement, in buffer order (HR-BUF-9);
+ * over-sized buffers are permitted. */
+static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *err) {
+    uint64_t sizes[HURRAY_MAX_BUFFERS];
+    uint8_t known[HURRAY_MAX_BUFFERS];
+    HR_TRY(compute_required_sizes(d, sizes, known, err));
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        char f[HURRAY_ERROR_FIELD_MAX];
+        HR_FAIL_IF(known[i] && d->buffers[i].size < sizes[i], err, HURRAY_E_BUFFER_SIZE,
+                   hri_fieldf(f, "buffers[%u].size", i),
+                   "buffers[%u].size: %llu bytes, the %s layout needs at least %llu", i,
+                   (unsigned long long)d->buffers[i].size, hurray_layout_name(d->layout.tag),
+                   (unsigned long long)sizes[i]);
+    }
+    return HURRAY_OK;
+}
+
+static int check_encoded_size(const struct hurray_descriptor *d,
+                              const struct hurray_limits *lim, struct hurray_error *err);
+
+int hurray_descriptor_validate(const struct hurray_descriptor *d,
+                               const struct hurray_limits *limits, struct hurray_error *err) {
+    struct hurray_limits lim;
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
+    limits_effective(limits, &lim);
+    HR_TRY(check_structure(d, &lim, err));
+    HR_TRY(check_tier3(d, &lim, err));
+    HR_TRY(check_tier1(d, err));
+    HR_TRY(check_tier2(d, err));
+    return check_encoded_size(d, &lim, err);
+}
+
+int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
+                                     uint64_t sizes[HURRAY_MAX_BUFFERS],
+                                     uint8_t known[HURRAY_MAX_BUFFERS],
+                                     struct hurray_error *err) {
+    struct hurray_limits lim;
+    HR_FAIL_IF(!d || !sizes || !known, err, HURRAY_E_ARGUMENT, "descriptor",
+               "required_sizes: NULL argument");
+    limits_format_max(&lim);
+    HR_TRY(check_structure(d, &lim, err));
+    HR_TRY(check_tier3(d, &lim, err));
+    HR_TRY(check_tier1(d, err));
+    return compute_required_sizes(d, sizes, known, err);
+}
+
+/* ==== owned bytes ========================================================== */
+
+static int opaque_total(const struct hurray_descriptor *d, size_t *total,
+                        struct hurray_error *err) {
+    uint64_t n = d->layout.opaque_len;
+    HR_FAIL_IF(d->layout.opaque_len && !d->layout.opaque, err, HURRAY_E_ARGUMENT,
+               "layout.opaque", "layout.opaque: NULL with opaque_len %lu",
+               (unsigned long)d->layout.opaque_len);
+    for (unsigned i = 0; i < d->opaque_count; i++) {
+        char f[HURRAY_ERROR_FIELD_MAX];
+        HR_FAIL_IF(d->opaque[i].length && !d->opaque[i].data, err, HURRAY_E_ARGUMENT,
+                   hri_fieldf(f, "opaque[%u].data", i), "opaque[%u].data: NULL, length %lu",
+                   i, (unsigned long)d->opaque[i].length);
+        n += d->opaque[i].length; /* at most 256 u32s: no u64 overflow */
+    }
+    HR_FAIL_IF(n > SIZE_MAX, err, HURRAY_E_NOMEM, "descriptor",
+               "descriptor: %llu opaque bytes exceed the address space",
+               (unsigned long long)n);
+    *total = (size_t)n;
+    return HURRAY_OK;
+}
+
+static const uint8_t *rebase(uint8_t *buf, size_t *at, const uint8_t *p, uint32_t n) {
+    if (n == 0) return NULL;
+    uint8_t *q = buf + *at;
+    memcpy(q, p, n);
+    *at += n;
+    return q;
+}
+
+/* Copies every opaque byte range (private/unknown layout parameters, carried
+ * sections) into one allocation `d` owns, and points `d` into it. On failure
+ * `d` owns nothing (its pointers may still borrow the old bytes). */
+static int adopt_opaque(struct hurray_descriptor *d, const struct hurray_allocator *a,
+                        struct hurray_error *err) {
+    size_t total = 0, at = 0;
+    d->owned = NULL;
+    d->owned_len = 0;
+    d->allocator = a;
+    HR_TRY(opaque_total(d, &total, err));
+    uint8_t *buf = total ? hri_alloc(a, total) : NULL;
+    HR_FAIL_IF(total && !buf, err, HURRAY_E_NOMEM, "descriptor",
+               "descriptor: cannot allocate %zu bytes for opaque parameters and sections",
+               total);
+    d->layout.opaque = rebase(buf, &at, d->layout.opaque, d->layout.opaque_len);
+    for (unsigned i = 0; i < d->opaque_count; i++)
+        d->opaque[i].data = rebase(buf, &at, d->opaque[i].data, d->opaque[i].length);
+    d->owned = buf;
+    d->owned_len = total;
+    return HURRAY_OK;
+}
+
+/* ==== public decoding ======================================================= */
+
+int hurray_descriptor_peek_length(const uint8_t *src, size_t len,
+                                  const struct hurray_limits *limits, uint32_t *encoded_len,
+                                  struct hurray_error *err) {
+    struct hurray_limits lim;
+    struct header h;
+    HR_FAIL_IF(!encoded_len || (!src && len), err, HURRAY_E_ARGUMENT, "src",
+               "peek_length: NULL argument");
+    limits_effective(limits, &lim);
+    HR_TRY(parse_header(src, len, &lim, &h, err));
+    *encoded_len = h.encoded_len;
+    return HURRAY_OK;
+}
+
+/* Steps 1-11, then ownership of the opaque bytes. */
+static int decode_into(const uint8_t *src, size_t len, const struct hurray_limits *lim,
+                       const struct hurray_allocator *a, struct hurray_descriptor *d,
+                       size_t *consumed, struct hurray_error *err) {
+    struct header h;
+    HR_TRY(parse_header(src, len, lim, &h, err));
+    HR_TRY(parse_body(src, len, &h, lim, d, err));
+    HR_TRY(hurray_descriptor_validate(d, lim, err));
+    HR_TRY(adopt_opaque(d, a, err));
+    *consumed = h.encoded_len;
+    return HURRAY_OK;
+}
+
+int hurray_descriptor_decode(const uint8_t *src, size_t len,
+                             const struct hurray_decode_options *opt,
+                             struct hurray_descriptor *out, size_t *consumed,
+                             struct hurray_error *err) {
+    struct hurray_limits lim;
+    size_t used = 0;
+    if (consumed) *consumed = 0;
+    HR_FAIL_IF(!out || (!src && len), err, HURRAY_E_ARGUMENT, "src", "decode: NULL argument");
+    hurray_descriptor_reset(out);
+    limits_effective(opt ? opt->limits : NULL, &lim);
+    int status = decode_into(src, len, &lim, opt ? opt->allocator : NULL, out, &used, err);
+    if (status != HURRAY_OK) {
+        hurray_descriptor_reset(out);
+        return status;
+    }
+    if (consumed) *consumed = used;
+    return HURRAY_OK;
+}
+
+/* ==== encoding (HR-DESC-6): one writer; dst == NULL counts ================= */
+
+static void write_header(struct hri_writer *w, const struct hurray_descriptor *d,
+                         uint32_t encoded_len) {
+    hri_w_bytes(w, HURRAY_DESCRIPTOR_MAGIC, 4);
+    hri_w_u8(w, d->version_major);
+    hri_w_u8(w, d->version_minor);
+    hri_w_zero(w, 2);
+    hri_w_u32(w, encoded_len);
+    hri_w_zero(w, 4);
+}
+
+static void write_fixed_fields(struct hri_writer *w, const struct hurray_descriptor *d) {
+    hri_w_u8(w, d->dtype);
+    hri_w_u8(w, d->device);
+    hri_w_u8(w, d->memory_class);
+    hri_w_u8(w, d->layout.tag);
+    hri_w_u8(w, d->rank);
+    hri_w_u8(w, d->buffer_count);
+    hri_w_u8(w, (uint8_t)(known_section_count(d) + d->opaque_count));
+    hri_w_zero(w, 1);
+    hri_w_u64(w, d->byte_offset);
+}
+
+static void write_shape_and_buffers(struct hri_writer *w, const struct hurray_descriptor *d) {
+    for (unsigned k = 0; k < d->rank; k++) hri_w_u64(w, d->shape[k]);
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        hri_w_u64(w, d->buffers[i].size);
+        hri_w_u8(w, d->buffers[i].alignment_log2);
+        hri_w_u8(w, d->buffers[i].sync_mode);
+        hri_w_zero(w, 6);
+    }
+}
+
+/* param_length is what the parameter writer emits (counted, one code path). */
+static void write_layout_block(struct hri_writer *w, const struct hurray_descriptor *d) {
+    struct hri_writer counter;
+    hri_writer_init(&counter, NULL, 0);
+    hri_layout_params_write(&counter, &d->layout, d->rank);
+    hri_w_u32(w, (uint32_t)counter.pos);
+    hri_w_zero(w, 4);
+    hri_layout_params_write(w, &d->layout, d->rank);
+    hri_w_pad8(w);
+}
+
+/* A known section's payload by type, else unknown section `index`. */
+static void write_section_payload(struct hri_writer *w, const struct hurray_descriptor *d,
+                                  uint8_t type, unsigned index) {
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION: hri_quant_write(w, &d->quant); break;
+    case HURRAY_SECTION_STATISTICS: hri_statistics_write(w, &d->statistics); break;
+    case HURRAY_SECTION_SHARD: hri_shard_write(w, &d->shard, d->rank); break;
+    case HURRAY_SECTION_ROLE: hri_role_write(w, d->role); break;
+    default: hri_w_bytes(w, d->opaque[index].data, d->opaque[index].length); break;
+    }
+}
+
+static void write_section(struct hri_writer *w, const struct hurray_descriptor *d, uint8_t type,
+                          uint8_t flags, unsigned index) {
+    struct hri_writer counter;
+    hri_writer_init(&counter, NULL, 0);
+    write_section_payload(&counter, d, type, index);
+    hri_w_u8(w, type);
+    hri_w_u8(w, flags);
+    hri_w_zero(w, 2);
+    hri_w_u32(w, (uint32_t)counter.pos);
+    write_section_payload(w, d, type, index);
+    hri_w_pad8(w);
+}
+
+/* Sections ascending by type: the known ones (0x01-0x04) precede every
+ * unknown one (0x05-0xFE), which are kept ascending (HR-SECT-1). */
+static void write_sections(struct hri_writer *w, const struct hurray_descriptor *d) {
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        if (has_known_section(d, t))
+            write_section(w, d, t, (uint8_t)known_must_understand(t), 0);
+    for (unsigned i = 0; i < d->opaque_count; i++)
+        write_section(w, d, d->opaque[i].type, d->opaque[i].flags, i);
+}
+
+static void write_descriptor(struct hri_writer *w, const struct hurray_descriptor *d,
+                             uint32_t encoded_len) {
+    write_header(w, d, encoded_len);
+    write_fixed_fields(w, d);
+    write_shape_and_buffers(w, d);
+    write_layout_block(w, d);
+    write_sections(w, d);
+}
+
+/* The canonical length: the writer in counting mode. SIZE_MAX if it does not
+ * fit size_t. */
+static size_t count_descriptor(const struct hurray_descriptor *d) {
+    struct hri_writer counter;
+    hri_writer_init(&counter, NULL, 0);
+    write_descriptor(&counter, d, 0);
+    return counter.overflowed ? SIZE_MAX : counter.pos;
+}
+
+/* Step 3 for a descriptor built in memory: its encoding fits encoded_len's
+ * bound (max_descriptor_bytes, at most 2^32-8). Runs last, once every field
+ * the writer reads is known to be in range. */
+static int check_encoded_size(const struct hurray_descriptor *d,
+                              const struct hurray_limits *lim, struct hurray_error *err) {
+    size_t n = count_descriptor(d);
+    if (n <= lim->max_descriptor_bytes) return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_LIMIT, "encoded_len",
+                    "encoded_len: the encoding takes %zu bytes, above max_descriptor_bytes %llu",
+                    n, (unsigned long long)lim->max_descriptor_bytes);
+}
+
+/* Validates under the format maxima and returns the canonical length. */
+static int encodable_length(const struct hurray_descriptor *d, size_t *len,
+                            struct hurray_error *err) {
+    struct hurray_limits lim;
+    limits_format_max(&lim);
+    HR_TRY(hurray_descriptor_validate(d, &lim, err));
+    *len = count_descriptor(d);
+    return HURRAY_OK;
+}
+
+int hurray_descriptor_encoded_len(const struct hurray_descriptor *d, size_t *len,
+                                  struct hurray_error *err) {
+    HR_FAIL_IF(!d || !len, err, HURRAY_E_ARGUMENT, "descriptor", "encoded_len: NULL argument");
+    return encodable_length(d, len, err);
+}
+
+int hurray_descriptor_encode(const struct hurray_descriptor *d, uint8_t *dst, size_t cap,
+                             size_t *written, struct hurray_error *err) {
+    size_t n = 0;
+    struct hri_writer w;
+    if (written) *written = 0;
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "encode: descriptor is NULL");
+    HR_TRY(encodable_length(d, &n, err));
+    HR_FAIL_IF(!dst || cap < n, err, HURRAY_E_ARGUMENT, "cap",
+               "encode: the descriptor takes %zu bytes, the output holds %zu", n,
+               dst ? cap : 0);
+    hri_writer_init(&w, dst, cap);
+    write_descriptor(&w, d, (uint32_t)n);
+    HR_FAIL_IF(w.overflowed || w.pos != n, err, HURRAY_E_INTERNAL, "encoded_len",
+               "encode: wrote %zu bytes, counted %zu", w.pos, n);
+    if (written) *written = n;
+    return HURRAY_OK;
+}
+
+/* ==== copy and equality (HR-DESC-7) ======================================== */
+
+int hurray_descriptor_copy(struct hurray_descriptor *dst, const struct hurray_descriptor *src,
+                           const struct hurray_allocator *allocator,
+                           struct hurray_error *err) {
+    HR_FAIL_IF(!dst || !src, err, HURRAY_E_ARGUMENT, "descriptor", "copy: NULL argument");
+    if (dst == src) return HURRAY_OK;
+    hurray_descriptor_reset(dst);
+    memcpy(dst, src, sizeof *dst);
+    int status = adopt_opaque(dst, allocator, err);
+    if (status != HURRAY_OK) hurray_descriptor_reset(dst);
+    return status;
+}
+
+static int bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    return n == 0 || (a && b && memcmp(a, b, n) == 0);
+}
+
+static int fixed_fields_equal(const struct hurray_descriptor *a,
+                              const struct hurray_descriptor *b) {
+    return a->version_major == b->version_major && a->version_minor == b->version_minor &&
+           a->dtype == b->dtype && a->device == b->device &&
+           a->memory_class == b->memory_class && a->rank == b->rank &&
+           a->buffer_count == b->buffer_count && a->byte_offset == b->byte_offset;
+}
+
+static int shape_and_buffers_equal(const struct hurray_descriptor *a,
+                                   const struct hurray_descriptor *b, unsigned rank) {
+    for (unsigned k = 0; k < rank; k++)
+        if (a->shape[k] != b->shape[k]) return 0;
+    for (unsigned i = 0; i < a->buffer_count; i++) {
+        const struct hurray_buffer_desc *x = &a->buffers[i], *y = &b->buffers[i];
+        if (x->size != y->size || x->alignment_log2 != y->alignment_log2 ||
+            x->sync_mode != y->sync_mode)
+            return 0;
+    }
+    return 1;
+}
+
+/* Known sections by presence, then value (floats by value, in their own
+ * equality functions); unknown sections byte for byte. */
+static int sections_equal(const struct hurray_descriptor *a, const struct hurray_descriptor *b,
+                          uint8_t rank) {
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        if (has_known_section(a, t) != has_known_section(b, t)) return 0;
+    if (a->has_quant && !hurray_quant_equal(&a->quant, &b->quant)) return 0;
+    if (a->has_statistics && !hurray_statistics_equal(&a->statistics, &b->statistics)) return 0;
+    if (a->has_shard && !hurray_shard_equal(&a->shard, &b->shard, rank)) return 0;
+    if (a->has_role && a->role != b->role) return 0;
+    if (a->opaque_count != b->opaque_count) return 0;
+    for (unsigned i = 0; i < a->opaque_count; i++) {
+        const struct hurray_opaque_section *x = &a->opaque[i], *y = &b->opaque[i];
+        if (x->type != y->type || x->flags != y->flags || x->length != y->length ||
+            !bytes_equal(x->data, y->data, x->length))
+            return 0;
+    }
+    return 1;
+}
+
+int hurray_descriptor_equal(const struct hurray_descriptor *a,
+                            const struct hurray_descriptor *b) {
+    if (a == b) return 1;
+    if (!a || !b || !fixed_fields_equal(a, b)) return 0;
+    uint8_t rank = a->rank > HURRAY_MAX_RANK ? HURRAY_MAX_RANK : a->rank;
+    return shape_and_buffers_equal(a, b, rank) && hurray_layout_equal(&a->layout, &b->layout, rank) &&
+           sections_equal(a, b, rank);
+}
