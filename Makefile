@@ -122,7 +122,7 @@ $(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
 	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -o $@
 
 # ---------------------------------------------------------------- targets ---
-.PHONY: all lib deps test test-steps vectors-check test-c sanitize valgrind harness conformance \
+.PHONY: all lib deps test test-steps vectors-check harness-test test-c sanitize valgrind harness conformance \
         conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
@@ -158,6 +158,11 @@ conformance: deps harness
 # The same run with the library and harness under ASan+UBSan.
 conformance-sanitize: $(ASAN_HARNESS)
 	$(ASAN_ENV) $(ASAN_HARNESS) $(HARNESS_ARGS) >/dev/null && echo "conformance-sanitize: clean"
+
+# The harness's own tests: schema and hostile-manifest handling on its test corpus, and the
+# proof that it can fail (a perturbed manifest value and vector byte are reported, exactly).
+harness-test: deps harness
+	HURRAY_HARNESS=$(abspath $(HARNESS)) HURRAY_VECTORS=$(abspath vectors) $(VENV)/bin/python -m pytest -q harness/tests
 else
 harness conformance conformance-sanitize:
 	@echo "$@: no harness sources (harness/src/*.c) in this tree" >&2; exit 1
@@ -198,7 +203,7 @@ test-python: deps
 # What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
 # every step, carrying on past a failure, and closes with one summary line.
 TEST_STEPS := test-c sanitize valgrind vectors-check \
-              $(if $(HARNESS_SRC),conformance conformance-sanitize) \
+              $(if $(HARNESS_SRC),conformance conformance-sanitize harness-test) \
               $(if $(FUZZ_TARGETS),fuzz-smoke) \
               $(if $(wildcard python/pyproject.toml),test-python)
 

@@ -304,7 +304,7 @@ static int check_param_length(const struct hri_cursor *c, uint8_t tag, uint8_t r
         size_t want = row->params_fixed + (size_t)row->params_per_rank * rank;
         HR_FAIL_IF(have != want, err, HURRAY_E_LENGTH, "layout.param_length",
                    "layout.param_length: %s with rank %u has %zu parameter bytes, not %zu",
-                   row->name, (unsigned)rank, want, have);
+                   row->name, (unsigned)rank, have, want);
     } else if (hurray_layout_tag_kind(tag) == HURRAY_TAG_PRIVATE) {
         HR_FAIL_IF(have < PRIVATE_HEAD_BYTES, err, HURRAY_E_LENGTH, "layout.param_length",
                    "layout.param_length: a private layout has at least 8 parameter bytes, "

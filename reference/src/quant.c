@@ -116,11 +116,11 @@ static int check_nf4_flags(uint8_t flags, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
-/* nf4 offsets 12 and 16: without double quant the nested fields are zero
- * bytes, like a statistics field whose flag is clear (sections.md). */
+/* nf4 offsets 12 and 16: without double quant the nested fields are 0
+ * (quantization.md § Common rules: CONSTRAINT). */
 static int check_nf4_nested_block_size(const struct hurray_quant *q, struct hurray_error *err) {
     HR_FAIL_IF(!has_double_quant(q) && q->nested_block_size != 0, err,
-               HURRAY_E_RESERVED_NONZERO, "quantization.nested_block_size",
+               HURRAY_E_CONSTRAINT, "quantization.nested_block_size",
                "quantization.nested_block_size: %u without double quant, must be 0",
                (unsigned)q->nested_block_size);
     return HURRAY_OK;
@@ -128,7 +128,7 @@ static int check_nf4_nested_block_size(const struct hurray_quant *q, struct hurr
 
 static int check_nf4_nested_offset(const struct hurray_quant *q, struct hurray_error *err) {
     HR_FAIL_IF(!has_double_quant(q) && hri_f32_bits(q->nested_offset) != 0, err,
-               HURRAY_E_RESERVED_NONZERO, "quantization.nested_offset",
+               HURRAY_E_CONSTRAINT, "quantization.nested_offset",
                "quantization.nested_offset: bits 0x%08X without double quant, must be 0",
                (unsigned)hri_f32_bits(q->nested_offset));
     return HURRAY_OK;
@@ -140,9 +140,7 @@ static int check_structure(const struct hurray_quant *q, struct hurray_error *er
     case HURRAY_QUANT_BLOCK_AFFINE:
         return check_dtype_tags(q, err);
     case HURRAY_QUANT_NF4:
-        HR_TRY(check_nf4_flags(q->flags, err));
-        HR_TRY(check_nf4_nested_block_size(q, err));
-        return check_nf4_nested_offset(q, err);
+        return check_nf4_flags(q->flags, err);
     default:
         return HURRAY_OK;
     }
@@ -229,7 +227,10 @@ static int check_nf4(const struct hurray_quant *q, struct hurray_error *err) {
                           "quantization.nested_absmax_buffer_index", err));
     HR_TRY(check_presence(q->quant_map_buffer, dq, "quantization.quant_map_buffer_index", err));
     HR_TRY(check_nf4_block(q->block_size, "quantization.block_size", err));
-    if (!dq) return HURRAY_OK;
+    if (!dq) {
+        HR_TRY(check_nf4_nested_block_size(q, err));
+        return check_nf4_nested_offset(q, err);
+    }
     HR_TRY(check_nf4_block(q->nested_block_size, "quantization.nested_block_size", err));
     HR_FAIL_IF(!isfinite(q->nested_offset), err, HURRAY_E_CONSTRAINT,
                "quantization.nested_offset", "quantization.nested_offset: not finite");
@@ -322,9 +323,7 @@ static int read_nf4(struct hri_cursor *c, struct hurray_quant *out, struct hurra
     HR_TRY(hri_read_reserved(c, 3, "quantization.reserved", err));
     HR_TRY(hri_read_u32(c, &out->block_size, "quantization.block_size", err));
     HR_TRY(hri_read_u32(c, &out->nested_block_size, "quantization.nested_block_size", err));
-    HR_TRY(check_nf4_nested_block_size(out, err));
     HR_TRY(hri_read_f32(c, &out->nested_offset, "quantization.nested_offset", err));
-    HR_TRY(check_nf4_nested_offset(out, err));
     return hri_read_reserved(c, 4, "quantization.reserved", err);
 }
 
@@ -588,7 +587,7 @@ static int check_buffer_indices(const struct hurray_quant *q, int layout_buffer_
                        "order)", names[i], (unsigned)idx[i], want, layout_buffer_count);
             continue;
         }
-        HR_FAIL_IF(idx[i] >= buffer_count, err, HURRAY_E_RANGE, names[i],
+        HR_FAIL_IF(idx[i] >= buffer_count, err, HURRAY_E_CONSTRAINT, names[i],
                    "%s: %u is not below buffer_count %u", names[i], (unsigned)idx[i],
                    buffer_count);
         for (unsigned j = 0; j < i; j++)

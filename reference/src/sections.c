@@ -242,9 +242,10 @@ static int check_shard_box(const struct hurray_shard *s, uint8_t rank, const uin
     for (unsigned k = 0; k < rank; k++) {
         uint64_t end = 0;
         if (shape[k] == HURRAY_DYNAMIC_DIM) continue;
-        HR_FAIL_IF(hri_add_u64(s->global_offset[k], shape[k], &end), err, HURRAY_E_OVERFLOW,
+        HR_FAIL_IF(hri_add_u64(s->global_offset[k], shape[k], &end), err, HURRAY_E_CONSTRAINT,
                    hri_fieldf(f, "shard.global_offset[%u]", k),
-                   "shard.global_offset[%u]: offset + extent exceeds 2^64-1", k);
+                   "shard.global_offset[%u]: offset + extent exceeds 2^64-1, so the box "
+                   "cannot lie inside the global shape", k);
         HR_FAIL_IF(end > s->global_shape[k], err, HURRAY_E_CONSTRAINT,
                    hri_fieldf(f, "shard.global_offset[%u]", k),
                    "shard.global_offset[%u]: %llu + extent %llu exceeds the global extent %llu",

@@ -400,10 +400,10 @@ static void test_HR_QUANT_13_nf4_flags_and_nested(void **state) {
     /* Without double quant the nested fields are zero bytes. */
     struct hurray_quant q = nf4(0);
     q.nested_block_size = 64;
-    expect_both(&q, HURRAY_E_RESERVED_NONZERO, "quantization.nested_block_size");
+    expect_both(&q, HURRAY_E_CONSTRAINT, "quantization.nested_block_size");
     q = nf4(0);
     q.nested_offset = -0.0f;
-    expect_both(&q, HURRAY_E_RESERVED_NONZERO, "quantization.nested_offset");
+    expect_both(&q, HURRAY_E_CONSTRAINT, "quantization.nested_offset");
     /* Absent-buffer convention: 0xFF exactly when absent. */
     q = nf4(0);
     q.nested_absmax_buffer = 2;
@@ -487,9 +487,12 @@ static void test_HR_DESC_5_quant_structure_first(void **state) {
     q.zero_point_dtype = 0x10;               /* RESERVED_TAG at offset 5 */
     expect_both(&q, HURRAY_E_RESERVED_TAG, "quantization.zero_point_dtype");
     q = nf4(0);
-    q.block_size = 3;                        /* CONSTRAINT */
-    q.nested_block_size = 7;                 /* RESERVED_NONZERO */
-    expect_both(&q, HURRAY_E_RESERVED_NONZERO, "quantization.nested_block_size");
+    q.flags = 0x80;                          /* RESERVED_NONZERO at offset 1 */
+    q.block_size = 3;                        /* CONSTRAINT at offset 8 */
+    q.nested_block_size = 7;                 /* CONSTRAINT at offset 12 */
+    expect_both(&q, HURRAY_E_RESERVED_NONZERO, "quantization.flags");
+    q.flags = 0;
+    expect_both(&q, HURRAY_E_CONSTRAINT, "quantization.block_size");
 }
 
 static void test_quant_api_arguments(void **state) {
@@ -774,7 +777,7 @@ static void test_HR_QUANT_20_buffer_indices_unknown_L(void **state) {
     q.zero_point_buffer = 0;
     expect_qvalidate(&q, HURRAY_DTYPE_INT8, 0xF2, 2, shape, -1, 6, HURRAY_OK, NULL);
     expect_qvalidate(&q, HURRAY_DTYPE_INT8, 0x77, 2, shape, -1, 6, HURRAY_OK, NULL);
-    expect_qvalidate(&q, HURRAY_DTYPE_INT8, 0xF2, 2, shape, -1, 5, HURRAY_E_RANGE,
+    expect_qvalidate(&q, HURRAY_DTYPE_INT8, 0xF2, 2, shape, -1, 5, HURRAY_E_CONSTRAINT,
                     "quantization.scale_buffer_index");
     q.zero_point_buffer = 5;
     expect_qvalidate(&q, HURRAY_DTYPE_INT8, 0xF2, 2, shape, -1, 6, HURRAY_E_CONSTRAINT,
@@ -786,7 +789,7 @@ static void test_HR_QUANT_20_buffer_indices_unknown_L(void **state) {
     expect_qvalidate(&n, HURRAY_DTYPE_UINT4, 0xF2, 2, shape, -1, 8, HURRAY_E_CONSTRAINT,
                     "quantization.quant_map_buffer_index");
     n.quant_map_buffer = 8;
-    expect_qvalidate(&n, HURRAY_DTYPE_UINT4, 0xF2, 2, shape, -1, 8, HURRAY_E_RANGE,
+    expect_qvalidate(&n, HURRAY_DTYPE_UINT4, 0xF2, 2, shape, -1, 8, HURRAY_E_CONSTRAINT,
                     "quantization.quant_map_buffer_index");
     n.quant_map_buffer = 0;
     expect_qvalidate(&n, HURRAY_DTYPE_UINT4, 0xF2, 2, shape, -1, 8, HURRAY_OK, NULL);

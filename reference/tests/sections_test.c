@@ -431,7 +431,7 @@ static void test_HR_SHARD_1_box(void **state) {
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[1]");
     /* offset + extent beyond 2^64-1: checked add. */
     s.global_offset[1] = UINT64_MAX - 1;
-    expect_shard(&s, 2, shape, HURRAY_E_OVERFLOW, "shard.global_offset[1]");
+    expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[1]");
     /* A dynamic local extent skips its dimension. */
     shape[1] = DYN;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL);

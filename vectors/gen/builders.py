@@ -338,7 +338,7 @@ def build_layout(c):
         "col_ptr depends on the dynamic n_1 and is skipped", R["csc"] + ["HR-SHAPE-4"])
     # -- csf
     c.y("y_layout_csf__rank1", D("float32", [10], "csf", params=csf(4, [], [0]), buffers=bufs(16, 16, 32)),
-        "csf rank 1 (params 16 bytes): values 16, ptr_0 2 entries, idx_0 4 entries", R["csf"])
+        "csf rank 1 (params 9 bytes): values 16, ptr_0 2 entries, idx_0 4 entries", R["csf"])
     c.y("y_layout_csf__rank2", D("float32", [3, 4], "csf", params=csf(5, [2], [0, 1]),
                                  buffers=bufs(20, 16, 16, 24, 40)),
         "csf rank 2: c = [2, 5]; ptr_0 2, idx_0 2, ptr_1 3, idx_1 5 entries", R["csf"])
@@ -348,10 +348,10 @@ def build_layout(c):
                                  buffers=bufs(40, 16, 16, 24, 24, 32, 40)),
         "csf rank 3: c = [2, 3, 5], 7 buffers", R["csf"])
     c.y("y_layout_csf__rank5", D("float32", [2, 3, 2, 4, 5], "csf", params=csf(7, [3, 4, 5, 6], [4, 2, 0, 1, 3])),
-        "csf rank 5, mode_order [4,2,0,1,3], 11 buffers, params 40+8 bytes", R["csf"])
+        "csf rank 5, mode_order [4,2,0,1,3], 11 buffers, params 45 bytes", R["csf"])
     c.y("y_layout_csf__rank9", D("uint8", [2] * 9, "csf", params=csf(9, [1, 2, 3, 4, 5, 6, 7, 8],
                                                                     [8, 7, 6, 5, 4, 3, 2, 1, 0])),
-        "csf rank 9: mode_order takes 9 bytes padded to 16, params 88 bytes, 19 buffers", R["csf"])
+        "csf rank 9: params 81 bytes (padded to 88 by the block), 19 buffers", R["csf"])
     c.y("y_layout_csf__empty", D("float32", [2, 3, 4], "csf", params=csf(0, [0, 0], [0, 1, 2])),
         "every count 0: an empty csf tensor (ptr_0 still 2 entries)", R["csf"])
     c.y("y_layout_csf__dynamic", D("float32", [None, 4], "csf", params=csf(6, [3], [0, 1])),

@@ -134,7 +134,7 @@ def encode_layout_params(layout, rank, p):
     if layout == CSF:
         body = u64(p["nnz"]) + b"".join(u64(c) for c in p["fiber_counts"])
         mo = bytes(p["mode_order"])
-        return body + mo + bytes(pad8(len(mo)) - len(mo))
+        return body + mo
     if layout == BLOCK_PAGED:
         return u64(p["page_size"]) + u64(p["num_pages"]) + u64(p["num_seqs"]) + u64(p["num_blocks"])
     if layout == COMPOSITE:

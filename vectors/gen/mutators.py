@@ -376,9 +376,9 @@ def mutate_layout(c):
             ("level_gt_product", F(7, [2, 7], [0, 1, 2], buffers=big_bufs()), "c_1 = 7 > c_0 * n_1 = 6")):
         c.n(f"n_layout_csf_{vid}", base, None, "CONSTRAINT", f"csf {text}", R["csf"])
     c.n("n_layout_csf_param_length", F(5, [2, 3], [0, 1, 2]), lambda r: r.update(params=r["params"][:24]), "LENGTH",
-        "rank 3 csf with 24 parameter bytes (needs 32)", R["csf"] + R_ORDER)
-    c.n("n_layout_csf_padding_nonzero", F(5, [2, 3], [0, 1, 2]), params_byte(31, 1), "RESERVED_NONZERO",
-        "a non-zero byte in the padding after mode_order", R["csf"] + R_PAD)
+        "rank 3 csf with 24 parameter bytes (needs 27)", R["csf"] + R_ORDER)
+    c.n("n_layout_csf_padding_nonzero", F(5, [2, 3], [0, 1, 2]), lambda r: r.update(ppad=bytes([0, 0, 0, 0, 1])),
+        "RESERVED_NONZERO", "a non-zero byte in the block padding after mode_order", R["csf"] + R_PAD)
     c.n("n_layout_csf_buffer_count", F(5, [2, 3], [0, 1, 2], buffers=bufs(20, 16, 16, 24, 24, 32)), None,
         "BUFFER_COUNT", "rank 3 csf with 6 buffers (needs 7)", R["csf"] + R_TIERS)
     c.n("n_layout_csf_ptr_small", F(5, [2, 3], [0, 1, 2], buffers=bufs(20, 16, 16, 23, 24, 32, 40)), None,

@@ -437,7 +437,6 @@ def _parse_params(layout, lkind, rank, pb):
         fc = [_u(pb, 8 + 8 * k, 8) for k in range(rank - 1)]
         mo_at = 8 * rank
         mo = list(pb[mo_at:mo_at + rank])
-        _zero(pb[mo_at + rank:], "layout.csf padding")
         return {"nnz": nnz, "fiber_counts": fc, "mode_order": mo}
     if layout == BLOCK_PAGED:
         return {k: _u(pb, 8 * i, 8) for i, k in

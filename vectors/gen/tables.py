@@ -281,7 +281,7 @@ def layout_param_length(tag, rank):
         COO: 8,
         CSR: 8,
         CSC: 8,
-        CSF: 8 * rank + pad8(rank),
+        CSF: 9 * rank,  # nnz, fiber_counts[rank-1], mode_order[rank]; block padding is generic
         BLOCK_PAGED: 32,
         COMPOSITE: 8,
     }[tag]

@@ -93,8 +93,10 @@ HURRAY_API HURRAY_NODISCARD int hurray_layout_param_length(const struct hurray_l
 /* Composite rule / combine names ("partition", "add", ...); NULL if not named. */
 HURRAY_API const char *hurray_composite_rule_name(uint8_t rule);
 HURRAY_API const char *hurray_combine_op_name(uint8_t combine);
-/* Tags and reserved fields of the parameters themselves (composite rule and
- * combine bytes, csf padding is implicit). Run by decode and encode. */
+/* Value rules of the parameters themselves: composite rule/combine bytes,
+ * member_count (>= 1, <= limits->max_composite_members), tile extents.
+ * Run by hurray_layout_validate_against_shape (tier 3), hence by decode's
+ * step 11 and by encode. */
 HURRAY_API HURRAY_NODISCARD int hurray_layout_check_params(const struct hurray_layout *layout,
                                                            uint8_t rank,
                                                            const struct hurray_limits *limits,

@@ -1,0 +1,219 @@
+/* hurray-conformance: runs the golden-vector corpus through libhurray.
+ *
+ *   hurray-conformance --vectors DIR [--id ID] [--kind K] [--verbose] [--isolate]
+ *
+ * Exit status: 0 iff no vector (and nothing in the manifest) failed and at
+ * least one vector ran; 1 otherwise; 2 for a usage error or an --id that
+ * names no vector. See harness/README.md. */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__unix__) || defined(__APPLE__)
+#define HC_HAVE_FORK 1
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#include "harness.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: hurray-conformance --vectors DIR [--id ID] [--kind descriptor|quantization]\n"
+            "                          [--verbose] [--isolate]\n"
+            "  --vectors DIR  corpus directory holding manifest.cbor\n"
+            "  --id ID        run only this vector\n"
+            "  --kind K       run only vectors of this kind\n"
+            "  --verbose      print every compared field (expected vs got)\n"
+            "  --isolate      run each vector in a child process (a crash fails one vector)\n");
+}
+
+/* Accepts "--opt VALUE" and "--opt=VALUE". */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (!argv[*i] || strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, struct hc_options *opt) {
+    memset(opt, 0, sizeof *opt);
+    opt->only_kind = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
+            opt->verbose = 1;
+        } else if (strcmp(argv[i], "--isolate") == 0) {
+            opt->isolate = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if ((v = option_value(argc, argv, &i, "--vectors")) != NULL) {
+            opt->dir = v;
+        } else if ((v = option_value(argc, argv, &i, "--id")) != NULL) {
+            opt->only_id = v;
+        } else if ((v = option_value(argc, argv, &i, "--kind")) != NULL) {
+            if (strcmp(v, "descriptor") == 0) opt->only_kind = HC_KIND_DESCRIPTOR;
+            else if (strcmp(v, "quantization") == 0) opt->only_kind = HC_KIND_QUANT;
+            else {
+                fprintf(stderr, "hurray-conformance: unknown kind \"%s\"\n", v);
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "hurray-conformance: unexpected argument \"%s\"\n", argv[i]);
+            return -1;
+        }
+    }
+    if (!opt->dir) {
+        fprintf(stderr, "hurray-conformance: --vectors DIR is required\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* The filters look at the raw id and kind, before the vector is parsed. */
+static int selected(const struct hc_options *opt, const cbor_item_t *item) {
+    if (!opt->only_id && opt->only_kind < 0) return 1;
+    const cbor_item_t *id = NULL, *kind = NULL;
+    if (!cbor_isa_map(item)) return 0;
+    size_t n = cbor_map_size(item);
+    struct cbor_pair *pairs = cbor_map_handle(item);
+    for (size_t i = 0; i < n; i++) {
+        if (hc_tstr_equals(pairs[i].key, "id") == 0) id = pairs[i].value;
+        if (hc_tstr_equals(pairs[i].key, "kind") == 0) kind = pairs[i].value;
+    }
+    if (opt->only_id && hc_tstr_equals(id, opt->only_id) != 0) return 0;
+    if (opt->only_kind >= 0 &&
+        hc_tstr_equals(kind, opt->only_kind == HC_KIND_DESCRIPTOR ? "descriptor" : "quantization"))
+        return 0;
+    return 1;
+}
+
+#ifdef HC_HAVE_FORK
+/* Runs the vector in a child; a crash or sanitizer abort fails this vector
+ * only. The child sends its result struct through a pipe. */
+static void run_isolated(const struct hc_options *opt, const cbor_item_t *item, size_t index,
+                         struct hc_result *res) {
+    int fds[2];
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fds) != 0) {
+        hc_check_vector(opt, item, index, res);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        hc_check_vector(opt, item, index, res);
+        fflush(stdout);
+        const char *p = (const char *)res;
+        size_t left = sizeof *res;
+        while (left > 0) {
+            ssize_t w = write(fds[1], p, left);
+            if (w <= 0) break;
+            p += w;
+            left -= (size_t)w;
+        }
+        _exit(left == 0 ? 0 : 3);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        hc_check_vector(opt, item, index, res);
+        return;
+    }
+    struct hc_result got;
+    char *p = (char *)&got;
+    size_t have = 0;
+    while (have < sizeof got) {
+        ssize_t r = read(fds[0], p + have, sizeof got - have);
+        if (r <= 0) break;
+        have += (size_t)r;
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (have == sizeof got && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        *res = got;
+        return;
+    }
+    /* The child died: label the vector from the manifest, report how. */
+    memset(res, 0, sizeof *res);
+    snprintf(res->id, sizeof res->id, "vectors[%zu]", index);
+    struct hc_log quiet;
+    hc_log_init(&quiet, NULL);
+    struct hc_vector v;
+    hc_vector_parse(&quiet, item, &v);
+    res->kind = v.kind;
+    res->expect = v.expect;
+    if (v.id[0]) hc_printable(res->id, sizeof res->id, v.id, strlen(v.id));
+    hc_vector_free(&v);
+    res->passed = 0;
+    if (WIFSIGNALED(status))
+        snprintf(res->message, sizeof res->message, "crashed: signal %d", WTERMSIG(status));
+    else
+        snprintf(res->message, sizeof res->message, "child exited with status %d%s",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                 " (sanitizer report on stderr?)");
+}
+#endif
+
+static void run_one(const struct hc_options *opt, const cbor_item_t *item, size_t index,
+                    struct hc_result *res) {
+#ifdef HC_HAVE_FORK
+    if (opt->isolate) {
+        run_isolated(opt, item, index, res);
+        return;
+    }
+#endif
+    hc_check_vector(opt, item, index, res);
+}
+
+int main(int argc, char **argv) {
+    struct hc_options opt;
+    if (parse_args(argc, argv, &opt)) {
+        usage(stderr);
+        return 2;
+    }
+    struct hc_report *report = hc_report_create();
+    struct hc_result *res = malloc(sizeof *res);
+    if (!report || !res) {
+        fprintf(stderr, "hurray-conformance: out of memory\n");
+        hc_report_free(report);
+        free(res);
+        return 2;
+    }
+    struct hc_manifest m;
+    int exit_code = 1;
+    size_t ran = 0;
+    if (hc_manifest_load(&m, opt.dir, report, stderr) == 0) {
+        for (size_t i = 0; i < m.nvectors; i++) {
+            if (!selected(&opt, m.vectors[i])) continue;
+            run_one(&opt, m.vectors[i], i, res);
+            ran++;
+            if (hc_report_add(report, res)) {
+                fprintf(stderr, "hurray-conformance: out of memory\n");
+                break;
+            }
+        }
+    }
+    if (opt.only_id && ran == 0 && m.root) {
+        fprintf(stderr, "hurray-conformance: no vector with id \"%s\"\n", opt.only_id);
+        exit_code = 2;
+    } else {
+        fflush(stdout);
+        exit_code = hc_report_print(report, stdout);
+    }
+    hc_manifest_free(&m);
+    hc_report_free(report);
+    free(res);
+    return exit_code;
+}

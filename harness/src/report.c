@@ -1,0 +1,322 @@
+/* Logging of comparisons and the final report.
+ *
+ * Output (harness/README.md § Output):
+ *   kind          valid     invalid   impl-defined
+ *   descriptor    12/12     40/41     2/2 (ok 1, LIMIT 1)
+ *   quantization  6/6       9/9       0/0
+ *   truncation sweep: 1234 prefixes, 0 not TRUNCATED
+ *   FAIL <id>: <what differed>
+ *   N passed, N failed
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* ---------------------------------------------------------------- log --- */
+
+void hc_log_init(struct hc_log *log, FILE *verbose_out) {
+    log->out = verbose_out;
+    log->failures = 0;
+    log->first[0] = '\0';
+}
+
+static void vrecord(struct hc_log *log, const char *fmt, va_list ap) {
+    char msg[HC_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (log->failures == 0) snprintf(log->first, sizeof log->first, "%s", msg);
+    log->failures++;
+    if (log->out) fprintf(log->out, "  FAIL %s\n", msg);
+}
+
+void hc_fail(struct hc_log *log, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vrecord(log, fmt, ap);
+    va_end(ap);
+}
+
+void hc_note(struct hc_log *log, const char *fmt, ...) {
+    if (!log->out) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("  ", log->out);
+    vfprintf(log->out, fmt, ap);
+    fputc('\n', log->out);
+    va_end(ap);
+}
+
+/* One compared field: verbose prints it either way; a difference is recorded. */
+static void field(struct hc_log *log, const char *path, int same, const char *want,
+                  const char *got) {
+    if (log->out)
+        fprintf(log->out, "  %-4s %s: expected %s, got %s\n", same ? "ok" : "DIFF", path, want,
+                got);
+    if (same) return;
+    char msg[HC_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s: expected %s, got %s", path, want, got);
+    if (log->failures == 0) snprintf(log->first, sizeof log->first, "%s", msg);
+    log->failures++;
+}
+
+void hc_cmp_u64(struct hc_log *log, const char *path, uint64_t want, uint64_t got) {
+    char w[32], g[32];
+    snprintf(w, sizeof w, "%" PRIu64, want);
+    snprintf(g, sizeof g, "%" PRIu64, got);
+    field(log, path, want == got, w, g);
+}
+
+void hc_cmp_i64(struct hc_log *log, const char *path, int64_t want, int64_t got) {
+    char w[32], g[32];
+    snprintf(w, sizeof w, "%" PRId64, want);
+    snprintf(g, sizeof g, "%" PRId64, got);
+    field(log, path, want == got, w, g);
+}
+
+void hc_cmp_bool(struct hc_log *log, const char *path, int want, int got) {
+    field(log, path, !want == !got, want ? "true" : "false", got ? "true" : "false");
+}
+
+static const char *quoted(char *buf, size_t cap, const char *s) {
+    if (!s) return "null";
+    char esc[HC_NAME_MAX * 4];
+    snprintf(buf, cap, "\"%s\"", hc_printable(esc, sizeof esc, s, strlen(s)));
+    return buf;
+}
+
+void hc_cmp_str(struct hc_log *log, const char *path, const char *want, const char *got) {
+    char w[HC_NAME_MAX * 4 + 3], g[HC_NAME_MAX * 4 + 3];
+    int same = (!want && !got) || (want && got && strcmp(want, got) == 0);
+    field(log, path, same, quoted(w, sizeof w, want), quoted(g, sizeof g, got));
+}
+
+void hc_cmp_opt_u64(struct hc_log *log, const char *path, int want_null, uint64_t want,
+                    int got_null, uint64_t got) {
+    char w[32] = "null", g[32] = "null";
+    if (!want_null) snprintf(w, sizeof w, "%" PRIu64, want);
+    if (!got_null) snprintf(g, sizeof g, "%" PRIu64, got);
+    int same = want_null ? got_null : (!got_null && want == got);
+    field(log, path, same, w, g);
+}
+
+void hc_cmp_f64bits(struct hc_log *log, const char *path, uint64_t want, uint64_t got) {
+    char w[64], g[64];
+    double dw, dg;
+    memcpy(&dw, &want, sizeof dw);
+    memcpy(&dg, &got, sizeof dg);
+    snprintf(w, sizeof w, "0x%016" PRIx64 " (%.17g)", want, dw);
+    snprintf(g, sizeof g, "0x%016" PRIx64 " (%.17g)", got, dg);
+    field(log, path, want == got, w, g);
+}
+
+void hc_cmp_f32bits(struct hc_log *log, const char *path, uint32_t want, uint32_t got) {
+    char w[48], g[48];
+    float fw, fg;
+    memcpy(&fw, &want, sizeof fw);
+    memcpy(&fg, &got, sizeof fg);
+    snprintf(w, sizeof w, "0x%08" PRIx32 " (%.9g)", want, (double)fw);
+    snprintf(g, sizeof g, "0x%08" PRIx32 " (%.9g)", got, (double)fg);
+    field(log, path, want == got, w, g);
+}
+
+void hc_cmp_presence(struct hc_log *log, const char *path, int want_present, int got_present) {
+    field(log, path, !want_present == !got_present, want_present ? "present" : "null",
+          got_present ? "present" : "null (absent)");
+}
+
+static size_t first_difference(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    size_t n = alen < blen ? alen : blen;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return i;
+    return n;
+}
+
+void hc_cmp_bytes(struct hc_log *log, const char *path, const uint8_t *want, size_t want_len,
+                  const uint8_t *got, size_t got_len) {
+    size_t at = first_difference(want, want_len, got, got_len);
+    int same = want_len == got_len && at == want_len;
+    char w[48], g[48];
+    snprintf(w, sizeof w, "%zu bytes", want_len);
+    snprintf(g, sizeof g, "%zu bytes", got_len);
+    if (same) {
+        field(log, path, 1, w, g);
+        return;
+    }
+    char msg[HC_MSG_MAX];
+    if (at < want_len && at < got_len)
+        snprintf(msg, sizeof msg, "%s: bytes differ at offset %zu (expected %02x, got %02x; %zu vs %zu bytes)",
+                 path, at, want[at], got[at], want_len, got_len);
+    else
+        snprintf(msg, sizeof msg, "%s: length differs (expected %zu bytes, got %zu; equal up to offset %zu)",
+                 path, want_len, got_len, at);
+    if (log->failures == 0) snprintf(log->first, sizeof log->first, "%s", msg);
+    log->failures++;
+    if (log->out) {
+        fprintf(log->out, "  DIFF %s\n", msg);
+        hc_hex_window(log->out, "       ", want, want_len, got, got_len, at);
+    }
+}
+
+void hc_hex_window(FILE *out, const char *indent, const uint8_t *want, size_t want_len,
+                   const uint8_t *got, size_t got_len, size_t at) {
+    const size_t before = 16, after = 16;
+    size_t start = at > before ? at - before : 0;
+    size_t end = at + after;
+    size_t longest = want_len > got_len ? want_len : got_len;
+    if (end > longest) end = longest;
+    if (end <= at) end = at + 1;
+    const uint8_t *rows[2] = {want, got};
+    size_t lens[2] = {want_len, got_len};
+    const char *labels[2] = {"expected", "got     "};
+    for (int r = 0; r < 2; r++) {
+        fprintf(out, "%s%s @%06zx:", indent, labels[r], start);
+        for (size_t i = start; i < end; i++) {
+            const char *open = i == at ? "[" : " ";
+            if (i < lens[r])
+                fprintf(out, "%s%02x%s", open, rows[r][i], i == at ? "]" : "");
+            else
+                fprintf(out, "%s--%s", open, i == at ? "]" : "");
+        }
+        fputc('\n', out);
+    }
+}
+
+const char *hc_printable(char *buf, size_t cap, const char *s, size_t len) {
+    size_t o = 0;
+    if (cap == 0) return buf;
+    for (size_t i = 0; i < len && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            buf[o++] = (char)c;
+        } else if (c >= 0x80) {
+            buf[o++] = (char)c; /* UTF-8 from the manifest (libcbor validated it) */
+        } else {
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* ------------------------------------------------------------- report --- */
+
+struct hc_report {
+    struct hc_result *results;
+    size_t n, cap;
+    char **manifest_failures;
+    size_t nmf;
+};
+
+struct hc_report *hc_report_create(void) { return calloc(1, sizeof(struct hc_report)); }
+
+void hc_report_free(struct hc_report *r) {
+    if (!r) return;
+    free(r->results);
+    for (size_t i = 0; i < r->nmf; i++) free(r->manifest_failures[i]);
+    free(r->manifest_failures);
+    free(r);
+}
+
+int hc_report_add(struct hc_report *r, const struct hc_result *res) {
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        struct hc_result *p = realloc(r->results, cap * sizeof *p);
+        if (!p) return -1;
+        r->results = p;
+        r->cap = cap;
+    }
+    r->results[r->n++] = *res;
+    return 0;
+}
+
+int hc_report_manifest_failure(struct hc_report *r, const char *fmt, ...) {
+    char msg[HC_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char **p = realloc(r->manifest_failures, (r->nmf + 1) * sizeof *p);
+    if (!p) return -1;
+    r->manifest_failures = p;
+    size_t len = strlen(msg) + 1;
+    char *copy = malloc(len);
+    if (!copy) return -1;
+    memcpy(copy, msg, len);
+    r->manifest_failures[r->nmf++] = copy;
+    return 0;
+}
+
+struct cell {
+    unsigned passed, total;
+};
+
+/* Implementation-defined outcomes, counted by status (0 = ok). */
+struct impl_tally {
+    unsigned count[HURRAY_STATUS_COUNT + 1]; /* last: outside the table */
+};
+
+static void print_impl(FILE *out, const struct cell *c, const struct impl_tally *t) {
+    char buf[256];
+    int o = snprintf(buf, sizeof buf, "%u/%u", c->passed, c->total);
+    int first = 1;
+    for (int s = 0; s <= HURRAY_STATUS_COUNT && o > 0 && (size_t)o < sizeof buf; s++) {
+        if (!t->count[s]) continue;
+        const char *name = s == 0 ? "ok" : s == HURRAY_STATUS_COUNT ? "other" : hurray_status_name(s);
+        o += snprintf(buf + o, sizeof buf - (size_t)o, "%s%s %u", first ? " (" : ", ", name,
+                      t->count[s]);
+        first = 0;
+    }
+    if (!first && o > 0 && (size_t)o < sizeof buf) snprintf(buf + o, sizeof buf - (size_t)o, ")");
+    fprintf(out, "%s", buf);
+}
+
+int hc_report_print(const struct hc_report *r, FILE *out) {
+    static const char *kind_names[HC_KIND_COUNT] = {"descriptor", "quantization", "unclassified"};
+    struct cell cells[HC_KIND_COUNT][HC_EXPECT_COUNT];
+    struct impl_tally tally[HC_KIND_COUNT];
+    unsigned passed = 0, failed = 0, prefixes = 0, prefixes_bad = 0;
+    memset(cells, 0, sizeof cells);
+    memset(tally, 0, sizeof tally);
+    for (size_t i = 0; i < r->n; i++) {
+        const struct hc_result *res = &r->results[i];
+        enum hc_kind k = res->kind;
+        enum hc_expect e = res->expect;
+        if (e == HC_EXPECT_UNKNOWN) k = HC_KIND_UNKNOWN;
+        cells[k][e].total++;
+        cells[k][e].passed += res->passed != 0;
+        passed += res->passed != 0;
+        failed += res->passed == 0;
+        prefixes += res->prefixes;
+        prefixes_bad += res->prefixes_bad;
+        if (e == HC_EXPECT_IMPL && res->passed) {
+            int s = res->impl_outcome;
+            tally[k].count[(s >= 0 && s < HURRAY_STATUS_COUNT) ? s : HURRAY_STATUS_COUNT]++;
+        }
+    }
+    fprintf(out, "%-14s %-12s %-12s %s\n", "kind", "valid", "invalid", "impl-defined");
+    for (int k = 0; k < HC_KIND_COUNT; k++) {
+        unsigned any = 0;
+        for (int e = 0; e < HC_EXPECT_COUNT; e++) any += cells[k][e].total;
+        if (k == HC_KIND_UNKNOWN && !any) continue;
+        char v[32], n[32];
+        snprintf(v, sizeof v, "%u/%u", cells[k][HC_EXPECT_VALID].passed,
+                 cells[k][HC_EXPECT_VALID].total);
+        snprintf(n, sizeof n, "%u/%u", cells[k][HC_EXPECT_INVALID].passed,
+                 cells[k][HC_EXPECT_INVALID].total);
+        fprintf(out, "%-14s %-12s %-12s ", kind_names[k], v, n);
+        print_impl(out, &cells[k][HC_EXPECT_IMPL], &tally[k]);
+        if (cells[k][HC_EXPECT_UNKNOWN].total)
+            fprintf(out, "  unparseable %u", cells[k][HC_EXPECT_UNKNOWN].total);
+        fputc('\n', out);
+    }
+    fprintf(out, "truncation sweep: %u prefixes, %u not TRUNCATED\n", prefixes, prefixes_bad);
+    for (size_t i = 0; i < r->nmf; i++) fprintf(out, "FAIL manifest: %s\n", r->manifest_failures[i]);
+    for (size_t i = 0; i < r->n; i++)
+        if (!r->results[i].passed)
+            fprintf(out, "FAIL %s: %s\n", r->results[i].id, r->results[i].message);
+    failed += (unsigned)r->nmf;
+    fprintf(out, "%u passed, %u failed\n", passed, failed);
+    return (failed == 0 && r->n > 0) ? 0 : 1;
+}

@@ -1,0 +1,444 @@
+"""Tests of the harness itself, on the hand-written corpus of make_test_corpus.py.
+
+Each test breaks one thing (the manifest's schema, a file, an oracle value, the command line)
+and checks that the harness reports exactly that, never crashes, and exits as documented:
+0 iff nothing failed and at least one vector ran, 1 on failures, 2 on usage errors.
+
+    pytest harness/tests/test_harness.py   (HURRAY_HARNESS overrides the binary; set
+                                            HURRAY_HARNESS_WRAPPER="valgrind -q --error-exitcode=99"
+                                            to run every case under valgrind)
+"""
+import copy
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import cbor2
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+HARNESS = os.environ.get("HURRAY_HARNESS", os.path.join(ROOT, "build", "harness",
+                                                        "hurray-conformance"))
+WRAPPER = shlex.split(os.environ.get("HURRAY_HARNESS_WRAPPER", ""))
+
+sys.path.insert(0, HERE)
+import make_test_corpus  # noqa: E402
+
+FAIL = re.compile(r"^FAIL (.+?): (.*)$", re.M)
+FINAL = re.compile(r"(\d+) passed, (\d+) failed\n?\Z")
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory):
+    if not os.access(HARNESS, os.X_OK):
+        pytest.fail(f"harness not built: {HARNESS} (make harness)")
+    out = tmp_path_factory.mktemp("corpus")
+    make_test_corpus.VECTORS.clear()
+    make_test_corpus.build()
+    for v in make_test_corpus.VECTORS:
+        path = out / v["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(v["data"])
+    (out / "manifest.cbor").write_bytes(cbor2.dumps(make_test_corpus.manifest(), canonical=True))
+    return out
+
+
+@pytest.fixture
+def work(corpus, tmp_path):
+    """A private copy of the corpus: (dir, manifest dict)."""
+    import shutil
+    d = tmp_path / "v"
+    shutil.copytree(corpus, d)
+    return d, cbor2.loads((d / "manifest.cbor").read_bytes())
+
+
+class Result:
+    def __init__(self, proc):
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.fails = dict(FAIL.findall(proc.stdout))
+        m = FINAL.search(proc.stdout)
+        self.final = (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def run(d, *args):
+    proc = subprocess.run(WRAPPER + [HARNESS, "--vectors", str(d), *args], capture_output=True,
+                          text=True, timeout=600)
+    assert "AddressSanitizer" not in proc.stderr and "runtime error" not in proc.stderr, proc.stderr
+    if WRAPPER:
+        assert proc.returncode != 99, proc.stderr  # valgrind found something
+    return Result(proc)
+
+
+def save(d, manifest, raw=None):
+    (d / "manifest.cbor").write_bytes(raw if raw is not None else
+                                      cbor2.dumps(manifest, canonical=True))
+
+
+def vec(manifest, vid):
+    return next(v for v in manifest["vectors"] if v["id"] == vid)
+
+
+
+
+def count(manifest):
+    return len(manifest["vectors"])
+
+
+# ------------------------------------------------------------------- baseline ---
+
+def test_clean_corpus_passes(work):
+    d, m = work
+    r = run(d)
+    assert r.code == 0, r.out
+    assert r.final == (count(m), 0)
+    assert r.out.endswith(f"{count(m)} passed, 0 failed\n")
+
+
+def test_filters(work):
+    d, m = work
+    r = run(d, "--kind", "quantization")
+    quant = sum(v["kind"] == "quantization" for v in m["vectors"])
+    assert r.code == 0 and r.final == (quant, 0)
+    r = run(d, "--id", "y_desc_coo_nnz2", "--verbose")
+    assert r.code == 0 and r.final == (1, 0)
+    assert "ok   decoded.layout.nnz: expected 2, got 2" in r.out
+
+
+def test_unknown_id_is_a_usage_error(work):
+    d, _ = work
+    assert run(d, "--id", "no_such_vector").code == 2
+
+
+def test_bad_arguments(work):
+    d, _ = work
+    assert run(d, "--kind", "kv").code == 2
+    assert run(d, "--frobnicate").code == 2
+    proc = subprocess.run([HARNESS], capture_output=True, text=True)
+    assert proc.returncode == 2
+
+
+# ---------------------------------------------------------------- the oracle ---
+
+@pytest.mark.parametrize("vid,edit,needle", [
+    ("y_desc_int32_strided_negative", lambda d: d["layout"]["strides"].__setitem__(1, -2),
+     "decoded.layout.strides[1]: expected -2, got -1"),
+    ("y_desc_f16_dynamic_stats_unknown_section",
+     lambda d: d["statistics"]["max"].__setitem__("f64", 0x4000000000000001),
+     "decoded.statistics.max: expected 0x4000000000000001"),
+    ("y_desc_f16_dynamic_stats_unknown_section", lambda d: d["shape"].__setitem__(0, 7),
+     "decoded.shape[0]: expected 7, got null"),
+    ("y_desc_f16_dynamic_stats_unknown_section",
+     lambda d: d["unknown_sections"][0].__setitem__("data", b"hellO"),
+     "decoded.unknown_sections[0].data: bytes differ at offset 4"),
+    ("y_desc_private_everything", lambda d: d.__setitem__("device", "cuda"),
+     'decoded.device: expected "cuda", got "private"'),
+    ("y_desc_int8_per_tensor_affine", lambda d: d["quantization"].__setitem__("zero_point", 3),
+     "decoded.quantization.zero_point: expected 3, got -3"),
+    ("y_desc_composite_overlay_add", lambda d: d["layout"].__setitem__("combine", None),
+     'decoded.layout.combine: expected null, got "add"'),
+    ("y_desc_shard_and_role", lambda d: d.__setitem__("role", None),
+     'decoded.role: expected null, got "correction"'),
+    ("y_desc_f32_2x3_row_major", lambda d: d.__setitem__("encoded_len", 76),
+     "decoded.encoded_len: expected 76, got 72"),
+    ("y_desc_f32_2x3_row_major", lambda d: d["buffers"][0].__setitem__("alignment", 32),
+     "decoded.buffers[0].alignment: expected 32, got 64"),
+    ("y_quant_nvfp4", lambda d: d.__setitem__("tensor_scale", {"f32": 0x3f400001}),
+     "decoded.tensor_scale: expected 0x3f400001"),
+])
+def test_oracle_mismatch_is_reported(work, vid, edit, needle):
+    d, m = work
+    edit(vec(m, vid)["decoded"])
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    assert set(r.fails) == {vid}, r.out
+    assert r.fails[vid].startswith(needle), r.fails[vid]
+    assert r.final == (count(m) - 1, 1)
+
+
+def test_verbose_prints_hex_window_for_byte_mismatch(work):
+    d, m = work
+    vec(m, "y_desc_reserved_layout_carried")["decoded"]["layout"]["params"] = b"\xaa\xbb\xcd"
+    save(d, m)
+    r = run(d, "--id", "y_desc_reserved_layout_carried", "--verbose")
+    assert r.code == 1
+    assert "DIFF decoded.layout.params: bytes differ at offset 2 (expected cd, got cc" in r.out
+    assert re.search(r"expected @000000: aa bb\[cd\]", r.out), r.out
+    assert re.search(r"got      @000000: aa bb\[cc\]", r.out), r.out
+
+
+def test_wrong_error_code_fails(work):
+    d, m = work
+    vec(m, "n_desc_bad_magic")["error"] = "VERSION"
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {"n_desc_bad_magic"}
+    assert r.fails["n_desc_bad_magic"].startswith("expected VERSION, got BAD_MAGIC")
+
+
+def test_invalid_vector_that_decodes_fails(work):
+    d, m = work
+    v = vec(m, "n_desc_rank_over_limit")
+    del v["options"]
+    save(d, m)
+    r = run(d)
+    assert r.fails == {"n_desc_rank_over_limit": "expected LIMIT, but the input was accepted"}
+
+
+def test_impl_defined_outcome_outside_list(work):
+    d, m = work
+    vec(m, "i_desc_descriptor_limit_64")["i_outcomes"] = ["ok"]
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {"i_desc_descriptor_limit_64"}
+    assert "not in i_outcomes [ok]" in r.fails["i_desc_descriptor_limit_64"]
+
+
+def test_valid_vector_that_fails_to_decode(work):
+    d, m = work
+    v = vec(m, "y_desc_f32_2x3_row_major")
+    v["options"] = {"max_buffer_bytes": 16}
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {"y_desc_f32_2x3_row_major"}
+    assert r.fails["y_desc_f32_2x3_row_major"].startswith(
+        "expected a valid descriptor, decode failed: LIMIT")
+
+
+# ------------------------------------------------------------------- files ---
+
+def test_sha256_mismatch(work):
+    d, m = work
+    v = vec(m, "y_desc_coo_nnz2")
+    p = d / v["path"]
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 1
+    p.write_bytes(data)
+    r = run(d)
+    assert set(r.fails) == {"y_desc_coo_nnz2"}
+    assert r.fails["y_desc_coo_nnz2"].startswith("sha256 mismatch for valid/desc/y_desc_coo_nnz2")
+
+
+def test_size_mismatch_longer_and_shorter(work):
+    d, m = work
+    v = vec(m, "y_desc_coo_nnz2")
+    p = d / v["path"]
+    p.write_bytes(p.read_bytes() + b"\0")
+    w = vec(m, "n_desc_bad_magic")
+    q = d / w["path"]
+    q.write_bytes(q.read_bytes()[:-1])
+    r = run(d)
+    assert set(r.fails) == {"y_desc_coo_nnz2", "n_desc_bad_magic"}
+    assert "is longer than the manifest size" in r.fails["y_desc_coo_nnz2"]
+    assert "manifest size is 72" in r.fails["n_desc_bad_magic"]
+
+
+def test_missing_file(work):
+    d, m = work
+    os.remove(d / vec(m, "y_quant_nvfp4")["path"])
+    r = run(d)
+    assert set(r.fails) == {"y_quant_nvfp4"}
+    assert r.fails["y_quant_nvfp4"].startswith("cannot open")
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../manifest.cbor", "valid/../x", "a//b", ""])
+def test_unsafe_paths_are_schema_errors(work, path):
+    d, m = work
+    vec(m, "y_quant_nvfp4")["path"] = path
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {"y_quant_nvfp4"}
+    assert r.fails["y_quant_nvfp4"].startswith("schema: path:")
+
+
+# ------------------------------------------------------------------ schema ---
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda v: v.__setitem__("colour", "blue"), 'schema: vector: unknown key "colour"'),
+    (lambda v: v.pop("tcid"), 'schema: vector: missing required key "tcid"'),
+    (lambda v: v.__setitem__("size", -1), "schema: size: expected uint, got negint"),
+    (lambda v: v.__setitem__("sha256", b"\0" * 31), "schema: sha256: expected 32 bytes, got 31"),
+    (lambda v: v.__setitem__("roundtrip", 1), "schema: roundtrip: expected bool, got uint"),
+    (lambda v: v.__setitem__("kind", "kv"), 'schema: kind: unknown kind "kv"'),
+    (lambda v: v.__setitem__("expect", "y"), 'schema: expect: unknown expectation "y"'),
+    (lambda v: v.__setitem__("error", "LENGTH"), "schema: error: present, but the vector is not invalid"),
+    (lambda v: v.__setitem__("options", {"max_rnak": 3}), 'schema: options: unknown limit "max_rnak"'),
+    (lambda v: v.__setitem__("options", None), "schema: options: expected map, got null"),
+    (lambda v: v["decoded"].pop("role"), 'schema: decoded: missing required key "role"'),
+    (lambda v: v["decoded"].__setitem__("extra", 1), 'schema: decoded: unknown key "extra"'),
+    (lambda v: v["decoded"]["shape"].__setitem__(0, "2"),
+     "schema: decoded.shape[0]: expected uint or null, got tstr"),
+    (lambda v: v["decoded"]["shape"].__setitem__(0, -2),
+     "schema: decoded.shape[0]: expected uint or null, got negint"),
+    (lambda v: v["decoded"]["shape"].__setitem__(0, 2.0),
+     "schema: decoded.shape[0]: expected uint or null, got float"),
+    (lambda v: v["decoded"]["layout"].__setitem__("nnz", 2),
+     'schema: decoded.layout: key "nnz" does not belong to layout tag 0x01'),
+    (lambda v: v["decoded"]["buffers"][0].pop("sync_mode"),
+     'schema: decoded.buffers[0]: missing required key "sync_mode"'),
+    (lambda v: v["decoded"].__setitem__("version", [1]),
+     "schema: decoded.version: expected [major, minor], got 1 entries"),
+    (lambda v: v["decoded"].__setitem__("statistics", {"has_min_max": False}),
+     'schema: decoded.statistics: missing required key "has_nan_count"'),
+    (lambda v: v["decoded"].__setitem__("quantization", {"scheme": "nf8"}),
+     'schema: decoded.quantization.scheme: unknown quantization scheme "nf8"'),
+    (lambda v: v["decoded"].__setitem__("quantization", {"scheme": "mx", "axis": 0,
+                                                         "scale_buffer_index": 1}),
+     'schema: decoded.quantization: missing key "block_size" (required for scheme mx)'),
+    (lambda v: v["decoded"].__setitem__("dtype", b"float32"),
+     "schema: decoded.dtype: expected tstr, got bstr"),
+    (lambda v: v["decoded"].__setitem__("byte_offset", cbor2.CBORTag(2, b"\0")),
+     "schema: decoded.byte_offset: expected uint, got tag"),
+])
+def test_schema_errors_fail_the_vector(work, edit, needle):
+    d, m = work
+    vid = "y_desc_f32_2x3_row_major"
+    edit(vec(m, vid))
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    assert set(r.fails) == {vid}, r.out
+    assert r.fails[vid].startswith(needle), r.fails[vid]
+
+
+def test_vector_that_is_not_a_map(work):
+    d, m = work
+    m["vectors"][3] = ["not", "a", "map"]
+    save(d, m)
+    r = run(d)
+    assert r.fails == {"vectors[3]": "schema: vector: expected map, got array"}
+    assert "unclassified" in r.out
+
+
+def test_duplicate_map_key_is_a_schema_error(work):
+    d, m = work
+    # cbor2 cannot write a duplicate key: splice one into the encoded manifest instead.
+    v = vec(m, "y_quant_nvfp4")
+    v["zzzz"] = 1
+    raw = cbor2.dumps(m, canonical=True)
+    raw = raw.replace(cbor2.dumps("zzzz"), cbor2.dumps("tcid"), 1)
+    save(d, m, raw)
+    r = run(d)
+    assert r.fails["y_quant_nvfp4"].startswith('schema: vector: duplicate key "tcid"')
+
+
+# ---------------------------------------------------------------- manifest ---
+
+def test_count_mismatch_and_duplicate_ids(work):
+    d, m = work
+    m["count"] += 1
+    m["vectors"][1]["tcid"] = m["vectors"][0]["tcid"]
+    dup = copy.deepcopy(m["vectors"][2])
+    m["vectors"].insert(3, dup)
+    m["count"] += 1
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    manifest_fails = [line for line in r.out.splitlines() if line.startswith("FAIL manifest:")]
+    text = "\n".join(manifest_fails)
+    assert "count is" in text and "duplicate id" in text and "duplicate tcid" in text
+    assert r.final[1] == len(manifest_fails)
+
+
+def test_unsorted_ids(work):
+    d, m = work
+    m["vectors"][0], m["vectors"][1] = m["vectors"][1], m["vectors"][0]
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    assert "FAIL manifest: vectors not sorted by id at vectors[1]" in r.out
+
+
+def test_error_code_registry_checked_against_library(work):
+    d, m = work
+    m["error_codes"]["LENGTH"] = 99
+    m["error_codes"]["NEW_CODE"] = 40
+    save(d, m)
+    r = run(d)
+    assert "FAIL manifest: error_codes.LENGTH: manifest value 99, libhurray 7" in r.out
+    assert "FAIL manifest: error_codes.NEW_CODE: status unknown to libhurray" in r.out
+    assert "FAIL manifest: error_codes: libhurray status LENGTH (7) missing" in r.out
+
+
+def test_default_limits_checked_against_library(work):
+    d, m = work
+    m["default_limits"]["max_rank"] = 32
+    del m["default_limits"]["max_kv_bytes"]
+    save(d, m)
+    r = run(d)
+    assert "FAIL manifest: default_limits.max_rank: manifest 32, libhurray's default is 64" in r.out
+    assert 'FAIL manifest: default_limits: missing "max_kv_bytes"' in r.out
+
+
+def test_unknown_top_level_key(work):
+    d, m = work
+    m["flavour"] = "vanilla"
+    save(d, m)
+    r = run(d)
+    assert 'FAIL manifest: schema: manifest: unknown key "flavour"' in r.out
+
+
+@pytest.mark.parametrize("raw,needle", [
+    (b"", "empty file"),
+    (b"\xa1", "truncated CBOR"),
+    (b"\x9f" * 5000, "hurray-conformance:"),          # deep nesting, truncated
+    (b"\x81" * 3000 + b"\x00", "hurray-conformance:"),  # deep nesting, complete
+    (cbor2.dumps([1, 2, 3]), "top level is not a map"),
+    (cbor2.dumps({"format": "other"}), '"format" is not "hurray-conformance"'),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 2}), "schema_version"),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 1}),
+     '"vectors" is missing or not an array'),
+    (cbor2.dumps({"a": 1}) + b"\x00", "trailing bytes"),
+    (b"\x62\xff\xfe", "hurray-conformance:"),          # invalid UTF-8 in a tstr
+])
+def test_unusable_manifests_do_not_crash(work, raw, needle):
+    d, m = work
+    save(d, m, raw)
+    r = run(d)
+    assert r.code == 1, r.out + r.err
+    assert needle in r.err, r.err
+    assert r.final[0] == 0 and r.final[1] >= 1, r.out
+
+
+def test_missing_manifest(tmp_path):
+    if not os.access(HARNESS, os.X_OK):
+        pytest.skip("harness not built")
+    r = run(tmp_path)
+    assert r.code == 1 and "cannot open" in r.err and r.final == (0, 1)
+
+
+def test_empty_vector_list_is_not_a_pass(work):
+    d, m = work
+    m["vectors"] = []
+    m["count"] = 0
+    save(d, m)
+    r = run(d)
+    assert r.code == 1 and r.final == (0, 0)
+
+
+def test_isolate_gives_the_same_answers(work):
+    d, m = work
+    vec(m, "n_desc_bad_magic")["error"] = "VERSION"
+    save(d, m)
+    a, b = run(d), run(d, "--isolate")
+    assert a.fails == b.fails and a.final == b.final and a.code == b.code == 1
+
+
+def test_roundtrip_mismatch_reports_offset(work):
+    """A file whose re-encoding differs: a non-canonical descriptor the library accepts would
+    be a library bug; here the oracle's encoded_len is shortened instead, so the encoder's
+    output (72 bytes) must be compared against a 72-byte prefix and still match, while the
+    decoded.encoded_len comparison fails."""
+    d, m = work
+    v = vec(m, "y_desc_f32_2x3_row_major")
+    v["decoded"]["encoded_len"] = 64
+    save(d, m)
+    r = run(d, "--id", v["id"], "--verbose")
+    assert "decoded.encoded_len: expected 64, got 72" in r.out
+    assert "DIFF roundtrip: hurray_descriptor_encoded_len: expected 64, got 72" in r.out
