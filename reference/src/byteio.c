@@ -60,6 +60,34 @@ int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
     return HURRAY_OK;
 }
 
+int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+               struct hurray_error *err) {
+    if (n <= c->end - c->pos) return HURRAY_OK;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_need(c, n, hri_fieldf(f, field_fmt, index), err);
+}
+
+int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
+                   struct hurray_error *err) {
+    HR_TRY(hri_need_i(c, 8, field_fmt, index, err));
+    *v = hri_load_u64le(c->src + c->pos);
+    c->pos += 8;
+    return HURRAY_OK;
+}
+
+int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                        struct hurray_error *err) {
+    HR_TRY(hri_need_i(c, n, field_fmt, index, err));
+    for (size_t i = 0; i < n; i++) {
+        if (c->src[c->pos + i] != 0) {
+            char f[HURRAY_ERROR_FIELD_MAX];
+            return hri_read_reserved(c, n, hri_fieldf(f, field_fmt, index), err);
+        }
+    }
+    c->pos += n;
+    return HURRAY_OK;
+}
+
 int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
                    struct hurray_error *err) {
     HR_TRY(hri_need(c, n, field, err));

@@ -291,6 +291,7 @@ static int check_layout_params(const struct hurray_descriptor *d,
 static int check_section_type(uint8_t type, uint8_t prev, unsigned index,
                               struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
+    if (type != 0x00 && type != 0xFF && type > prev) return HURRAY_OK;
     hri_fieldf(f, "sections[%u].type", index);
     HR_FAIL_IF(type == 0x00 || type == 0xFF, err, HURRAY_E_INVALID_TAG, f,
                "%s: section type 0x%02X is invalid (HR-SECT-4)", f, type);
@@ -304,6 +305,7 @@ static int check_section_type(uint8_t type, uint8_t prev, unsigned index,
 /* Step 9: flags bits 1-7 are reserved (sections.md). */
 static int check_section_flags(uint8_t flags, unsigned index, struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
+    if (!(flags & ~HURRAY_SECTION_MUST_UNDERSTAND)) return HURRAY_OK;
     hri_fieldf(f, "sections[%u].flags", index);
     HR_FAIL_IF(flags & ~HURRAY_SECTION_MUST_UNDERSTAND, err, HURRAY_E_RESERVED_NONZERO, f,
                "%s: reserved flag bits 0x%02X are set", f,
@@ -316,9 +318,10 @@ static int check_section_flags(uint8_t flags, unsigned index, struct hurray_erro
 static int check_section_must_understand(uint8_t type, uint8_t flags, unsigned index,
                                          struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    hri_fieldf(f, "sections[%u].flags", index);
     int mu = flags & HURRAY_SECTION_MUST_UNDERSTAND;
     int want = known_must_understand(type);
+    if (want >= 0 ? mu == want : !mu) return HURRAY_OK;
+    hri_fieldf(f, "sections[%u].flags", index);
     HR_FAIL_IF(want >= 0 && mu != want, err, HURRAY_E_CONSTRAINT, f,
                "%s: the %s section must have must_understand = %d (HR-SECT-2)", f,
                hurray_section_name(type), want);
@@ -332,7 +335,6 @@ static int check_section_must_understand(uint8_t type, uint8_t flags, unsigned i
 static int check_section_length(const struct hri_cursor *payload, uint8_t type, uint8_t rank,
                                 unsigned index, struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    hri_fieldf(f, "sections[%u].length", index);
     uint32_t len = (uint32_t)hri_cursor_left(payload), want = len;
     switch (type) {
     case HURRAY_SECTION_QUANTIZATION:
@@ -346,6 +348,7 @@ static int check_section_length(const struct hri_cursor *payload, uint8_t type, 
     default: break; /* unknown: any length, carried verbatim */
     }
     if (len == want) return HURRAY_OK;
+    hri_fieldf(f, "sections[%u].length", index);
     return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(payload) - 4, f,
                        "%s: the %s payload is %u bytes, not %u (sections.md)", f,
                        hurray_section_name(type), (unsigned)len, (unsigned)want);
@@ -410,9 +413,8 @@ static int parse_fixed_fields(struct hri_cursor *c, const struct hurray_limits *
 static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d,
                        struct hurray_error *err) {
     for (unsigned k = 0; k < d->rank; k++) {
-        char f[HURRAY_ERROR_FIELD_MAX];
         uint64_t at = hri_cursor_offset(c);
-        HR_TRY(hri_read_u64(c, &d->shape[k], hri_fieldf(f, "shape[%u]", k), err));
+        HR_TRY(hri_read_u64_i(c, &d->shape[k], "shape[%u]", k, err));
         HR_TRY(check_extent(d, k, at, err));
     }
     return check_element_count(d, OFF_SHAPE, err);
@@ -423,14 +425,13 @@ static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d,
 static int parse_buffer_entry(struct hri_cursor *c, const struct hurray_limits *lim,
                               struct hurray_descriptor *d, unsigned i,
                               struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
     struct hurray_buffer_desc *b = &d->buffers[i];
     uint64_t base = hri_cursor_offset(c);
-    HR_TRY(hri_need(c, HURRAY_BUFFER_ENTRY_BYTES, hri_fieldf(f, "buffers[%u]", i), err));
+    HR_TRY(hri_need_i(c, HURRAY_BUFFER_ENTRY_BYTES, "buffers[%u]", i, err));
     HR_TRY(hri_read_u64(c, &b->size, "size", err));
     HR_TRY(hri_read_u8(c, &b->alignment_log2, "alignment_log2", err));
     HR_TRY(hri_read_u8(c, &b->sync_mode, "sync_mode", err));
-    HR_TRY(hri_read_reserved(c, 6, hri_fieldf(f, "buffers[%u].reserved", i), err));
+    HR_TRY(hri_read_reserved_i(c, 6, "buffers[%u].reserved", i, err));
     return check_buffer_entry(d, i, lim, base, err);
 }
 
@@ -519,15 +520,14 @@ static int read_section_payload(struct hri_cursor *p, uint8_t type, uint8_t flag
  * reserved bits (flags, then the u16), must_understand. */
 static int parse_section_header(struct hri_cursor *c, unsigned i, uint8_t *prev, uint8_t *type,
                                 uint8_t *flags, uint32_t *length, struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
     uint64_t at = hri_cursor_offset(c);
-    HR_TRY(hri_need(c, SECTION_HEADER_BYTES, hri_fieldf(f, "sections[%u]", i), err));
+    HR_TRY(hri_need_i(c, SECTION_HEADER_BYTES, "sections[%u]", i, err));
     HR_TRY(hri_read_u8(c, type, "section.type", err));
     HR_TRY(at_offset(check_section_type(*type, *prev, i, err), at, err));
     *prev = *type;
     HR_TRY(hri_read_u8(c, flags, "section.flags", err));
     HR_TRY(at_offset(check_section_flags(*flags, i, err), at + 1, err));
-    HR_TRY(hri_read_reserved(c, 2, hri_fieldf(f, "sections[%u].reserved", i), err));
+    HR_TRY(hri_read_reserved_i(c, 2, "sections[%u].reserved", i, err));
     HR_TRY(at_offset(check_section_must_understand(*type, *flags, i, err), at + 1, err));
     return hri_read_u32(c, length, "section.length", err);
 }
@@ -540,17 +540,17 @@ static int parse_section(struct hri_cursor *c, unsigned i, uint8_t *prev,
     uint8_t type, flags;
     uint32_t len;
     HR_TRY(parse_section_header(c, i, prev, &type, &flags, &len, err));
-    hri_fieldf(f, "sections[%u].length", i);
     if (len > hri_cursor_left(c))
-        return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(c) - 4, f,
+        return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(c) - 4,
+                           hri_fieldf(f, "sections[%u].length", i),
                            "%s: %lu payload bytes, but only %zu remain before encoded_len", f,
                            (unsigned long)len, hri_cursor_left(c));
     struct hri_cursor p = sub_cursor(c, len);
     HR_TRY(check_section_length(&p, type, d->rank, i, err));
     HR_TRY(read_section_payload(&p, type, flags, d, err));
-    HR_TRY(check_consumed(&p, f, err));
+    if (p.pos != p.end) HR_TRY(check_consumed(&p, hri_fieldf(f, "sections[%u].length", i), err));
     c->pos = p.end;
-    return hri_read_reserved(c, hri_pad8(len), hri_fieldf(f, "sections[%u].padding", i), err);
+    return hri_read_reserved_i(c, hri_pad8(len), "sections[%u].padding", i, err);
 }
 
 static int parse_sections(struct hri_cursor *c, uint8_t count, struct hurray_descriptor *d,
@@ -764,15 +764,21 @@ static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *e
 static int check_encoded_size(const struct hurray_descriptor *d,
                               const struct hurray_limits *lim, struct hurray_error *err);
 
+/* The three tiers, in the order of buffer-protocol.md § Validation tiers. */
+static int check_tiers(const struct hurray_descriptor *d, const struct hurray_limits *lim,
+                       struct hurray_error *err) {
+    HR_TRY(check_tier3(d, lim, err));
+    HR_TRY(check_tier1(d, err));
+    return check_tier2(d, err);
+}
+
 int hurray_descriptor_validate(const struct hurray_descriptor *d,
                                const struct hurray_limits *limits, struct hurray_error *err) {
     struct hurray_limits lim;
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
     limits_effective(limits, &lim);
     HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tier3(d, &lim, err));
-    HR_TRY(check_tier1(d, err));
-    HR_TRY(check_tier2(d, err));
+    HR_TRY(check_tiers(d, &lim, err));
     return check_encoded_size(d, &lim, err);
 }
 
@@ -864,7 +870,11 @@ static int decode_into(const uint8_t *src, size_t len, const struct hurray_limit
     struct header h;
     HR_TRY(parse_header(src, len, lim, &h, err));
     HR_TRY(parse_body(src, len, &h, lim, d, err));
-    HR_TRY(hurray_descriptor_validate(d, lim, err));
+    /* Step 11. The parser already applied check_structure's rules at their
+     * steps, and encoded_len (the canonical length, or the parse would have
+     * failed) was checked against the limit in step 3: only the tiers remain.
+     * hurray_layout_validate_against_shape applies the parameter value rules. */
+    HR_TRY(check_tiers(d, lim, err));
     HR_TRY(adopt_opaque(d, a, err));
     *consumed = h.encoded_len;
     return HURRAY_OK;

@@ -139,6 +139,14 @@ int hri_read_f64(struct hri_cursor *c, double *v, const char *field, struct hurr
  * non-zero byte) unless all are zero. */
 int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
                       struct hurray_error *err);
+/* Variants whose field name is a format with one unsigned index ("shape[%u]"),
+ * formatted only when the read fails: the hot path never formats. */
+int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+               struct hurray_error *err);
+int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
+                   struct hurray_error *err);
+int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                        struct hurray_error *err);
 /* Borrow n bytes: *p points into src. */
 int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
                    struct hurray_error *err);
