@@ -122,7 +122,7 @@ $(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
 	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -o $@
 
 # ---------------------------------------------------------------- targets ---
-.PHONY: all lib deps test test-steps vectors-check harness-test test-c sanitize valgrind harness conformance \
+.PHONY: all lib deps test test-steps vectors-check harness-test python-install test-c sanitize valgrind harness conformance \
         conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
@@ -153,7 +153,13 @@ harness: $(HARNESS)
 # (The Python half of conformance joins here with the binding.) deps first: on a fresh
 # machine this is the first command a reader runs.
 conformance: deps harness
+	@echo "=== C reference (libhurray) over the corpus"
 	$(HARNESS) $(HARNESS_ARGS)
+ifneq ($(wildcard python/pyproject.toml),)
+	@echo "=== Python binding (hurray) over the corpus"
+	@$(MAKE) --no-print-directory python-install
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/test_conformance.py
+endif
 
 # The same run with the library and harness under ASan+UBSan.
 conformance-sanitize: $(ASAN_HARNESS)
@@ -195,8 +201,10 @@ bench: $(BENCH_BINS)
 
 # Python binding: builds the extension into the venv and runs its tests. Joins `make test`
 # once python/pyproject.toml exists.
-test-python: deps
+python-install: deps
 	$(VENV)/bin/python -m pip install -q --no-build-isolation ./python
+
+test-python: python-install
 	$(VENV)/bin/python -m pytest -q python/tests
 
 # ------------------------------------------------------------------- test ---

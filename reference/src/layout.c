@@ -764,12 +764,11 @@ static int span_size(const struct hurray_layout *l, const struct span *s, uint64
                      uint64_t e, uint64_t *size, struct hurray_error *err) {
     uint64_t base = off / e, end = 0;
     uint64_t below = s->lo < 0 ? (uint64_t)(-(s->lo + 1)) + 1u : 0;
-    HR_FAIL_IF(base < below, err, HURRAY_E_CONSTRAINT,
-               l->tag == HURRAY_LAYOUT_STRIDED ? "layout.strides" : "layout.outer_strides",
+    const char *field = l->tag == HURRAY_LAYOUT_STRIDED ? "layout.strides" : "layout.outer_strides";
+    HR_FAIL_IF(base < below, err, HURRAY_E_CONSTRAINT, field,
                "%s: the lowest element lies %llu elements before byte_offset %llu, before "
                "the start of buffer 0",
-               l->tag == HURRAY_LAYOUT_STRIDED ? "layout.strides" : "layout.tiled strides",
-               (unsigned long long)below, (unsigned long long)off);
+               field, (unsigned long long)below, (unsigned long long)off);
     if (hri_add_u64(base, (uint64_t)s->hi, &end) || hri_add_u64(end, 1, &end) ||
         hri_mul_u64(end, e, size))
         return size_overflow(0, "the strided values", err);

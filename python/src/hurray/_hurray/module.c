@@ -1,0 +1,176 @@
+/* hurray._hurray: the module object, its state and multi-phase initialisation.
+ *
+ * Each concept file (errors.c, dtype.c, device.c, layout.c, quant.c,
+ * sections.c, descriptor.c) contributes an init function that makes its heap
+ * types and stores them in the state; this file only wires them together and
+ * adds the constants (seed § Alignment is measured / Constants). */
+#include "state.h"
+
+/* ---- state access -------------------------------------------------------- */
+
+hrpy_state *hrpy_state_from_type(PyTypeObject *type) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *module = PyType_GetModuleByDef(type, &hrpy_module_def);
+    if (module == NULL) return NULL;
+    return hrpy_state_from_module(module);
+#else
+    /* 3.10 has no PyType_GetModuleByDef: walk the MRO for our heap type. */
+    PyObject *mro = type->tp_mro;
+    Py_ssize_t n = mro ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) continue;
+        PyObject *module = PyType_GetModule(t);
+        if (module == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (PyModule_GetDef(module) == &hrpy_module_def) return hrpy_state_from_module(module);
+    }
+    PyErr_Format(PyExc_TypeError, "%s is not a hurray type", type->tp_name);
+    return NULL;
+#endif
+}
+
+int hrpy_traverse_type_only(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+void hrpy_dealloc_simple(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+PyTypeObject *hrpy_add_type(PyObject *module, PyType_Spec *spec, PyObject *bases) {
+    PyTypeObject *type = (PyTypeObject *)PyType_FromModuleAndSpec(module, spec, bases);
+    if (type == NULL) return NULL;
+    if (PyModule_AddType(module, type) < 0) {
+        Py_DECREF(type);
+        return NULL;
+    }
+    return type;
+}
+
+/* ---- module functions ------------------------------------------------------ */
+
+static PyMethodDef module_methods[] = {
+    {"buffer_size_bytes", (PyCFunction)(void (*)(void))hrpy_buffer_size_bytes,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("buffer_size_bytes(dtype, count) -> int\n--\n\n"
+               "Bytes that hold `count` elements of `dtype`, sub-byte types packed\n"
+               "(memory-layout.md § buffer_size_bytes): ceil(count * bits / 8).")},
+    {"layout_tag_kind", (PyCFunction)hrpy_layout_tag_kind_py, METH_O,
+     PyDoc_STR("layout_tag_kind(tag) -> str\n--\n\n"
+               "'named', 'reserved', 'private' or 'invalid' for a layout byte.")},
+    {"decode_quantization", (PyCFunction)hrpy_decode_quantization, METH_O,
+     PyDoc_STR("decode_quantization(data) -> quantization object\n--\n\n"
+               "Decodes a standalone quantization section and returns the class its\n"
+               "scheme byte names.")},
+    {"_error_class", (PyCFunction)(void (*)(void))hrpy_error_class_py,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("_error_class(status, context='descriptor') -> type\n--\n\n"
+               "The exception class the binding raises for a C status name in a context\n"
+               "('descriptor', 'file', 'stream'). For tests and diagnostics.")},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- exec ------------------------------------------------------------------ */
+
+static int add_constants(PyObject *module) {
+    PyObject *fmt = NULL;
+    if (PyModule_AddIntConstant(module, "MIN_BUFFER_ALIGNMENT", HURRAY_MIN_BUFFER_ALIGNMENT) < 0)
+        goto error;
+    if (PyModule_AddIntConstant(module, "PAGE_ALIGNMENT", HURRAY_PAGE_ALIGNMENT) < 0) goto error;
+    if (PyModule_AddIntConstant(module, "MAX_RANK", HURRAY_MAX_RANK) < 0) goto error;
+    if (PyModule_AddStringConstant(module, "__version__", hurray_version_string()) < 0)
+        goto error;
+    fmt = Py_BuildValue("(ii)", HURRAY_FORMAT_MAJOR, HURRAY_FORMAT_MINOR);
+    if (fmt == NULL) goto error;
+    if (PyModule_AddObjectRef(module, "FORMAT_VERSION", fmt) < 0) goto error;
+    Py_DECREF(fmt);
+    return 0;
+error:
+    Py_XDECREF(fmt);
+    return -1;
+}
+
+static int hrpy_exec(PyObject *module) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (hrpy_errors_init(module, st) < 0) return -1;
+    if (hrpy_dtype_init(module, st) < 0) return -1;
+    if (hrpy_device_init(module, st) < 0) return -1;
+    if (hrpy_layout_init(module, st) < 0) return -1;
+    if (hrpy_quant_init(module, st) < 0) return -1;
+    if (hrpy_sections_init(module, st) < 0) return -1;
+    if (hrpy_descriptor_init(module, st) < 0) return -1;
+    if (add_constants(module) < 0) return -1;
+    return 0;
+}
+
+/* ---- GC of the state ------------------------------------------------------- */
+
+#define STATE_OBJECTS(X, st)                                                                   \
+    X((st)->HurrayError);                                                                      \
+    X((st)->InvalidDescriptorError);                                                           \
+    X((st)->UnsupportedError);                                                                 \
+    X((st)->BufferError);                                                                      \
+    X((st)->InternalError);                                                                    \
+    X((st)->FileError);                                                                        \
+    X((st)->StreamError);                                                                      \
+    X((st)->Dtype_Type);                                                                       \
+    X((st)->dtype_namespace);                                                                  \
+    X((st)->Device_Type);                                                                      \
+    X((st)->Statistics_Type);                                                                  \
+    X((st)->Shard_Type);                                                                       \
+    X((st)->Descriptor_Type);                                                                  \
+    X((st)->BufferHandle_Type);                                                                \
+    for (int i_ = 0; i_ < 256; i_++) X((st)->dtype_by_tag[i_]);                                \
+    for (int i_ = 0; i_ < HRPY_LAYOUT_CLASS_COUNT; i_++) X((st)->layout_types[i_]);            \
+    for (int i_ = 0; i_ < HRPY_QUANT_CLASS_COUNT; i_++) X((st)->quant_types[i_])
+
+static int hrpy_traverse(PyObject *module, visitproc visit, void *arg) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (st == NULL) return 0;
+    STATE_OBJECTS(Py_VISIT, st);
+    return 0;
+}
+
+static int hrpy_clear(PyObject *module) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (st == NULL) return 0;
+    STATE_OBJECTS(Py_CLEAR, st);
+    return 0;
+}
+
+static void hrpy_free(void *module) { (void)hrpy_clear((PyObject *)module); }
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, (void *)hrpy_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    /* Every object is immutable once built and the state is only written in
+     * exec, so nothing here relies on the GIL. */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+PyModuleDef hrpy_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hurray._hurray",
+    .m_doc = PyDoc_STR("C extension of hurray: the Hurray format's object model over libhurray."),
+    .m_size = sizeof(hrpy_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = hrpy_traverse,
+    .m_clear = hrpy_clear,
+    .m_free = hrpy_free,
+};
+
+PyMODINIT_FUNC PyInit__hurray(void);
+PyMODINIT_FUNC PyInit__hurray(void) { return PyModuleDef_Init(&hrpy_module_def); }

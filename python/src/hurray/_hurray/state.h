@@ -1,0 +1,202 @@
+/* hurray._hurray: module state and the helpers every concept file shares.
+ *
+ * The extension is isolated (docs: CPython isolating-extensions): every type
+ * is a heap type made with PyType_FromModuleAndSpec, every exception class and
+ * singleton lives in the module state, and methods reach the state through
+ * their defining class (METH_METHOD) or PyType_GetModuleByDef. Nothing is a
+ * C global except constant tables. Owned locals start NULL and every function
+ * that can fail has one `error:` label (goto-cleanup). */
+#ifndef HRPY_STATE_H
+#define HRPY_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "hurray/hurray.h"
+
+/* ---- contexts of the status -> exception table (errors.c) ---------------- */
+enum hrpy_context {
+    HRPY_CTX_DESCRIPTOR = 0, /* descriptors, layouts, quantization, dtypes, devices */
+    HRPY_CTX_FILE = 1,       /* hurray.load / save (later phase) */
+    HRPY_CTX_STREAM = 2,     /* StreamReader / StreamWriter (later phase) */
+    HRPY_CTX_COUNT
+};
+
+/* Layout classes, one per row of the hierarchy (seed § Layout Descriptor
+ * Classes). HRPY_LAYOUT_BASE is the bare Layout a named-but-unbound tag gets. */
+enum hrpy_layout_class {
+    HRPY_LAYOUT_BASE = 0,
+    HRPY_LAYOUT_ROW_MAJOR,
+    HRPY_LAYOUT_COL_MAJOR,
+    HRPY_LAYOUT_STRIDED,
+    HRPY_LAYOUT_TILED,
+    HRPY_LAYOUT_MORTON,
+    HRPY_LAYOUT_HILBERT,
+    HRPY_LAYOUT_COO,
+    HRPY_LAYOUT_CSR,
+    HRPY_LAYOUT_CSC,
+    HRPY_LAYOUT_CSF,
+    HRPY_LAYOUT_BLOCK_PAGED,
+    HRPY_LAYOUT_COMPOSITE,
+    HRPY_LAYOUT_PRIVATE,
+    HRPY_LAYOUT_UNKNOWN,
+    HRPY_LAYOUT_CLASS_COUNT
+};
+
+/* Quantization classes: index = scheme byte (0 = the base class). */
+#define HRPY_QUANT_CLASS_COUNT 7
+
+typedef struct {
+    /* exceptions (seed § Error Handling) */
+    PyObject *HurrayError;
+    PyObject *InvalidDescriptorError;
+    PyObject *UnsupportedError;
+    PyObject *BufferError;
+    PyObject *InternalError;
+    PyObject *FileError;
+    PyObject *StreamError;
+
+    /* dtypes: one singleton per named or private tag, NULL for the others */
+    PyTypeObject *Dtype_Type;
+    PyObject *dtype_by_tag[256];
+    PyObject *dtype_namespace; /* the hurray.dtype module object */
+
+    PyTypeObject *Device_Type;
+
+    PyTypeObject *layout_types[HRPY_LAYOUT_CLASS_COUNT];
+    PyTypeObject *quant_types[HRPY_QUANT_CLASS_COUNT];
+
+    PyTypeObject *Statistics_Type;
+    PyTypeObject *Shard_Type;
+    PyTypeObject *Descriptor_Type;
+    PyTypeObject *BufferHandle_Type;
+} hrpy_state;
+
+extern PyModuleDef hrpy_module_def;
+
+/* State of the module that defined `type` (or one of its bases). Never NULL
+ * for our own types; sets an exception and returns NULL otherwise. */
+hrpy_state *hrpy_state_from_type(PyTypeObject *type);
+static inline hrpy_state *hrpy_state_from_module(PyObject *module) {
+    return (hrpy_state *)PyModule_GetState(module);
+}
+
+/* Shared tp_traverse/tp_dealloc for instances that hold no references. */
+int hrpy_traverse_type_only(PyObject *self, visitproc visit, void *arg);
+void hrpy_dealloc_simple(PyObject *self);
+/* Creates a type from `spec` with the module as its module, adds it to the
+ * module under its short name, returns a new reference (NULL on error). */
+PyTypeObject *hrpy_add_type(PyObject *module, PyType_Spec *spec, PyObject *bases);
+
+/* ---- errors.c ------------------------------------------------------------ */
+int hrpy_errors_init(PyObject *module, hrpy_state *st);
+/* Raises the exception the table maps (status, context) to, carrying .code
+ * (status name), .field and .offset from `err`. Always returns NULL. */
+PyObject *hrpy_raise_status(hrpy_state *st, int context, int status,
+                            const struct hurray_error *err);
+/* Same, for a fault detected in the binding: the message is formatted here. */
+PyObject *hrpy_raise_fmt(hrpy_state *st, int context, int status, const char *field,
+                         const char *fmt, ...);
+/* The class (borrowed) for (status, context). */
+PyObject *hrpy_error_class(hrpy_state *st, int context, int status);
+/* hurray._hurray._error_class(status_name, context="descriptor") */
+PyObject *hrpy_error_class_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames);
+
+/* ---- args.c: a tiny argument binder for METH_FASTCALL | METH_KEYWORDS ------
+ * Binds positional and keyword arguments to `n` named slots (borrowed, NULL
+ * when absent). At most `max_pos` positionally; the first `required` must be
+ * given. Raises TypeError in Python's own wording otherwise. */
+int hrpy_bind(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+              const char *const *names, Py_ssize_t n, Py_ssize_t max_pos, Py_ssize_t required,
+              PyObject **out);
+/* Same for tp_new's (tuple, dict). */
+int hrpy_bind_tuple(const char *fname, PyObject *args, PyObject *kwargs,
+                    const char *const *names, Py_ssize_t n, Py_ssize_t max_pos,
+                    Py_ssize_t required, PyObject **out);
+
+/* Integer conversions through __index__: TypeError for non-integers,
+ * ValueError naming `what` when out of range. 0 on success, -1 on error. */
+int hrpy_as_u64(PyObject *obj, const char *what, uint64_t *out);
+int hrpy_as_i64(PyObject *obj, const char *what, int64_t *out);
+int hrpy_as_uint_max(PyObject *obj, const char *what, uint64_t max, uint64_t *out);
+/* A sequence (not str/bytes) of at most `max_len` items converted with the
+ * converter above; *len receives the length. */
+int hrpy_as_u64_array(PyObject *obj, const char *what, Py_ssize_t max_len, uint64_t *out,
+                      Py_ssize_t *len);
+int hrpy_as_i64_array(PyObject *obj, const char *what, Py_ssize_t max_len, int64_t *out,
+                      Py_ssize_t *len);
+/* A shape: ints >= 0 or None (dynamic); LIMIT past 64 dimensions, RANGE for
+ * an extent outside [0, 2^63-1] (raised as InvalidDescriptorError). */
+int hrpy_as_shape(hrpy_state *st, PyObject *obj, uint64_t *shape, uint8_t *rank);
+/* Tuple of Python ints / None for a shape. */
+PyObject *hrpy_shape_to_tuple(uint8_t rank, const uint64_t *shape);
+PyObject *hrpy_u64_tuple(const uint64_t *v, Py_ssize_t n);
+PyObject *hrpy_i64_tuple(const int64_t *v, Py_ssize_t n);
+/* `name` is a str: its UTF-8 bytes; otherwise TypeError naming `what`. */
+const char *hrpy_as_str(PyObject *obj, const char *what, Py_ssize_t *len);
+
+/* ---- dtype.c ------------------------------------------------------------- */
+int hrpy_dtype_init(PyObject *module, hrpy_state *st);
+/* The singleton for a named or private tag (borrowed), or raise. */
+PyObject *hrpy_dtype_get(hrpy_state *st, uint8_t tag, const char *field);
+/* 1 and *tag set if obj is a Dtype; 0 if not (no exception). */
+int hrpy_dtype_tag_of(hrpy_state *st, PyObject *obj, uint8_t *tag);
+PyObject *hrpy_buffer_size_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+
+/* ---- device.c ------------------------------------------------------------ */
+int hrpy_device_init(PyObject *module, hrpy_state *st);
+/* New Device; validates the pair through hurray_device_check. */
+PyObject *hrpy_device_new(hrpy_state *st, uint8_t tag, uint8_t memory_class, int32_t device_id);
+int hrpy_device_tags(hrpy_state *st, PyObject *obj, uint8_t *tag, uint8_t *memory_class,
+                     int32_t *device_id);
+
+/* ---- layout.c ------------------------------------------------------------ */
+int hrpy_layout_init(PyObject *module, hrpy_state *st);
+/* New Layout object of the right class for a C layout; `rank` is the rank of
+ * the shape it goes with (kept only for rank-dependent layouts). Opaque bytes
+ * are copied. */
+PyObject *hrpy_layout_from_c(hrpy_state *st, const struct hurray_layout *layout, uint8_t rank);
+/* Borrowed pointer to the C layout of a Layout object, and its parameter rank
+ * (-1 when its parameters do not depend on rank); NULL if not a Layout. */
+const struct hurray_layout *hrpy_layout_c(hrpy_state *st, PyObject *obj, int *param_rank);
+PyObject *hrpy_layout_tag_kind_py(PyObject *module, PyObject *arg);
+PyObject *hrpy_tag_kind_string(int kind);
+
+/* ---- quant.c ------------------------------------------------------------- */
+int hrpy_quant_init(PyObject *module, hrpy_state *st);
+PyObject *hrpy_quant_from_c(hrpy_state *st, const struct hurray_quant *q);
+const struct hurray_quant *hrpy_quant_c(hrpy_state *st, PyObject *obj);
+PyObject *hrpy_decode_quantization(PyObject *module, PyObject *arg);
+
+/* ---- sections.c ---------------------------------------------------------- */
+int hrpy_sections_init(PyObject *module, hrpy_state *st);
+PyObject *hrpy_statistics_from_c(hrpy_state *st, const struct hurray_statistics *s);
+PyObject *hrpy_shard_from_c(hrpy_state *st, const struct hurray_shard *s, uint8_t rank);
+const struct hurray_statistics *hrpy_statistics_c(hrpy_state *st, PyObject *obj);
+const struct hurray_shard *hrpy_shard_c(hrpy_state *st, PyObject *obj, uint8_t *rank);
+
+/* ---- descriptor.c -------------------------------------------------------- */
+int hrpy_descriptor_init(PyObject *module, hrpy_state *st);
+/* New Descriptor owning a deep copy of `d` (which must be valid). */
+PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor *d);
+/* The BufferHandle tuple for `d`, every handle sharing `device`. */
+PyObject *hrpy_buffer_handles(hrpy_state *st, const struct hurray_descriptor *d,
+                              PyObject *device);
+
+/* A one-byte tag as "0xF3" for PyUnicode_FromFormat / PyErr_Format, whose
+ * formatter has no %02X: pass HRPY_HEX(tag) to a "%s". */
+typedef struct {
+    char s[5];
+} hrpy_hex;
+static inline hrpy_hex hrpy_hex_byte(unsigned v) {
+    static const char digits[] = "0123456789ABCDEF";
+    hrpy_hex h = {{'0', 'x', digits[(v >> 4) & 15], digits[v & 15], '\0'}};
+    return h;
+}
+#define HRPY_HEX(v) (hrpy_hex_byte((unsigned)(v)).s)
+
+#endif
