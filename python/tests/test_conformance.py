@@ -186,7 +186,7 @@ def check_descriptor(d, exp):
 # ---- the corpus ------------------------------------------------------------------------------
 
 @_params(lambda v: v["kind"] == "descriptor" and v["expect"] == "valid")
-def test_REQ_CONF_DECODE_CORPUS_descriptor(vector):
+def test_REQ_CONF_DECODE_CORPUS_REQ_CONF_REENCODE_descriptor(vector):
     data = _read(vector)
     d = hurray.Descriptor.decode(data, **_options(vector))
     assert type(d) is hurray.Descriptor
@@ -201,7 +201,7 @@ def test_REQ_CONF_DECODE_CORPUS_descriptor(vector):
 
 
 @_params(lambda v: v["kind"] == "quantization" and v["expect"] == "valid")
-def test_REQ_CONF_DECODE_CORPUS_quantization(vector):
+def test_REQ_CONF_DECODE_CORPUS_REQ_CONF_REENCODE_quantization(vector):
     data = _read(vector)
     q = hurray.decode_quantization(data)
     check_quantization(q, vector["decoded"])

@@ -116,7 +116,7 @@ def test_device_unknown_names_and_bad_types():
         hurray.Device()
 
 
-def test_REQ_DEVICE_ID_DEFAULT_zero_and_runtime():
+def test_REQ_DEVICE_ID_DEFAULT_HR_DEV_6_zero_and_runtime():
     assert hurray.Device("cuda").device_id == 0
     d = hurray.Device("cuda", device_id=3)
     assert d.device_id == 3

@@ -81,8 +81,9 @@ static void check_row(const struct hurray_dtype_info *got, const struct expected
     assert_int_equal(got->dlpack_minor, want->dl_minor);
 }
 
-/* HR-DTYPE-1: every row, by iteration (in tag order) and by lookup. */
-static void test_HR_DTYPE_1_tag_table(void **state) {
+/* HR-DTYPE-1 and HR-DTYPE-5 (the DLPack columns): every row, by iteration (in tag
+ * order) and by lookup. */
+static void test_HR_DTYPE_1_HR_DTYPE_5_tag_table_and_partner_codes(void **state) {
     (void)state;
     assert_int_equal(hurray_dtype_count(), SPEC_DTYPE_COUNT);
     for (size_t i = 0; i < SPEC_DTYPE_COUNT; i++) {
@@ -468,7 +469,7 @@ static void test_HR_PACK_3_null_out(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_HR_DTYPE_1_tag_table),
+        cmocka_unit_test(test_HR_DTYPE_1_HR_DTYPE_5_tag_table_and_partner_codes),
         cmocka_unit_test(test_HR_DTYPE_1_enum_values),
         cmocka_unit_test(test_HR_DTYPE_1_predicates_consistent),
         cmocka_unit_test(test_HR_DTYPE_2_tag_kinds_all_bytes),
