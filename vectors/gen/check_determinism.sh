@@ -42,6 +42,14 @@ if cbor2.dumps(m, canonical=True) != data:
 if m["count"] != len(m["vectors"]):
     sys.exit("check_determinism: manifest count disagrees with its vectors")
 PY
+# Independence: the generator is written from docs/spec alone. It may import only the standard
+# library, cbor2 and its own modules; never hurray, ctypes/cffi (a way to reach libhurray), or
+# anything under reference/, python/, harness/ or fuzz/.
+if grep -nE '^\s*(import|from)\s+(hurray|ctypes|cffi)\b|reference/|python/src|harness/|fuzz/|libhurray' \
+        "$GEN"/*.py >&2; then
+    echo "check_determinism: the generator must not use the implementation (lines above)" >&2
+    status=1
+fi
 if [[ $status -eq 0 ]]; then
     echo "check_determinism: vectors/ matches the generator ($("$PYTHON" -c "import cbor2,sys; print(cbor2.loads(open(sys.argv[1],'rb').read())['count'])" "$VEC/manifest.cbor") vectors)"
 fi
