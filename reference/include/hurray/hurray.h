@@ -14,5 +14,10 @@
 #include "hurray/quant.h"
 #include "hurray/sections.h"
 #include "hurray/descriptor.h"
+#include "hurray/item.h"
+#include "hurray/composite.h"
+#include "hurray/stream.h"
+#include "hurray/kv.h"
+#include "hurray/file.h"
 
 #endif

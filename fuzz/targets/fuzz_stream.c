@@ -1,0 +1,126 @@
+/* Fuzz target: the stream reader on an in-memory transport (stream.md).
+ *
+ * Oracles beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
+ *   - every accepted item is canonical: a memory writer re-writes it to
+ *     exactly the bytes the reader consumed for it;
+ *   - every accepted item passes the composite validator under the reader's
+ *     limits;
+ *   - memory is bounded: the reader's allocator traps if its live bytes ever
+ *     exceed what the limits allow (one buffer ahead of its data, the bytes
+ *     already arrived, and a fixed cost per item of the tree);
+ *   - a failure is a pinned status with a matching record, and is sticky.
+ * Small limits keep the bound tight and exercise the limit checks. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hurray/hurray.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int cond) {
+    if (!cond) __builtin_trap(); /* an oracle failure is a finding */
+}
+
+#define MAX_BUFFER (1u << 20)
+#define MAX_MEMBERS 16u
+#define MAX_DEPTH 4u
+#define MAX_DESCRIPTOR 4096u
+
+/* ---- a bounded, counting allocator ------------------------------------------- */
+
+struct bounded {
+    size_t live;
+    size_t cap;
+};
+
+static void *bounded_alloc(void *ctx, size_t n) {
+    struct bounded *b = ctx;
+    if (n > b->cap || b->live > b->cap - n) __builtin_trap(); /* memory beyond the bound */
+    void *p = malloc(n ? n : 1);
+    if (p) b->live += n;
+    return p;
+}
+
+static void bounded_free(void *ctx, void *p, size_t n) {
+    struct bounded *b = ctx;
+    if (!p) return;
+    b->live -= n;
+    free(p);
+}
+
+/* What the limits allow at once: the reader and its scratch, the input's
+ * bytes once more (buffers already filled), one buffer ahead of its data,
+ * and per item of a tree its records, tables and alignment slack. */
+static size_t memory_bound(size_t input) {
+    size_t per_item = sizeof(struct hurray_item) + sizeof(struct hurray_descriptor) +
+                      MAX_MEMBERS * sizeof(void *) +
+                      HURRAY_MAX_BUFFERS * (sizeof(struct hurray_item_buffer) + 4096 + 32) +
+                      MAX_DESCRIPTOR;
+    return (size_t)(1u << 20) + MAX_DESCRIPTOR + input + MAX_BUFFER +
+           (1 + MAX_MEMBERS) * per_item;
+}
+
+/* ---- the oracle ---------------------------------------------------------------- */
+
+static void check_canonical(const struct hurray_item *it, const uint8_t *want, size_t len,
+                            const struct hurray_limits *lim) {
+    struct hurray_stream_writer *w = NULL;
+    const uint8_t *got = NULL;
+    size_t n = 0;
+    check(hurray_composite_validate(it, lim, NULL) == HURRAY_OK);
+    if (hurray_stream_writer_create_memory(NULL, &w, NULL) != HURRAY_OK) return;
+    int st = hurray_stream_writer_write(w, it, NULL);
+    if (st == HURRAY_E_NOMEM) {
+        hurray_stream_writer_free(w);
+        return;
+    }
+    check(st == HURRAY_OK);
+    check(hurray_stream_writer_getvalue(w, &got, &n, NULL) == HURRAY_OK);
+    check(n == len && memcmp(got, want, len) == 0);
+    hurray_stream_writer_free(w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    struct bounded b = {0, memory_bound(size)};
+    struct hurray_allocator a = {bounded_alloc, bounded_free, &b};
+    struct hurray_limits lim;
+    struct hurray_stream_reader_options opt;
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_error err, again;
+    uint64_t start = 0;
+
+    hurray_limits_default(&lim);
+    lim.max_buffer_bytes = MAX_BUFFER;
+    lim.max_composite_members = MAX_MEMBERS;
+    lim.max_composite_depth = MAX_DEPTH;
+    lim.max_descriptor_bytes = MAX_DESCRIPTOR;
+    hurray_stream_reader_options_init(&opt);
+    opt.limits = &lim;
+    opt.allocator = &a;
+    opt.cross_machine = size > 0 && (data[size - 1] & 1); /* both settings get exercised */
+    if (hurray_stream_reader_create_memory(data, size, &opt, &r, NULL) != HURRAY_OK) return 0;
+    for (;;) {
+        struct hurray_item *it = NULL;
+        int st = hurray_stream_reader_next(r, &it, &err);
+        check(st >= 0 && st < HURRAY_STATUS_COUNT);
+        if (st != HURRAY_OK) {
+            check(it == NULL && err.code == st && err.has_offset && err.offset <= size);
+            check(hurray_stream_reader_next(r, &it, &again) == st && again.offset == err.offset);
+            break;
+        }
+        if (!it) {
+            check(hurray_stream_reader_offset(r) == size); /* the clean end is the end */
+            break;
+        }
+        uint64_t end = hurray_stream_reader_offset(r);
+        check(end > start && end <= size && (end - start) % 8 == 0);
+        check_canonical(it, data + start, (size_t)(end - start), &lim);
+        hurray_item_free(it);
+        start = end;
+    }
+    hurray_stream_reader_free(r);
+    check(b.live == 0);
+    return 0;
+}

@@ -1,0 +1,162 @@
+/* Items: a tensor with its buffers or a composite with its members, the
+ * currency of streams and files. docs/spec/composite.md, stream.md
+ *
+ * hurray_item_free follows the allocation convention item.h states; the
+ * hri_item_* builders (item_internal.h) are the one place that convention is
+ * produced, so readers never free a block with another size than its own. */
+#include "item_internal.h"
+
+/* ---- aligned buffers (buffer-protocol.md § Alignment) --------------------- */
+
+/* In front of an aligned buffer: the block's real start and its size. */
+#define BUFFER_HEADER_BYTES 16u
+
+struct buffer_header {
+    uint8_t *raw;
+    size_t total;
+};
+
+static size_t buffer_alignment(uint8_t alignment_log2) {
+    size_t declared = (size_t)1 << alignment_log2;
+    return declared > HURRAY_MIN_BUFFER_ALIGNMENT ? declared : HURRAY_MIN_BUFFER_ALIGNMENT;
+}
+
+int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t size,
+                             uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
+    HR_FAIL_IF(!data, err, HURRAY_E_ARGUMENT, "data", "item_buffer_alloc: data is NULL");
+    *data = NULL;
+    HR_FAIL_IF(alignment_log2 > HURRAY_MAX_ALIGNMENT_LOG2, err, HURRAY_E_ARGUMENT,
+               "alignment_log2", "item_buffer_alloc: alignment 2^%u exceeds 2^12",
+               (unsigned)alignment_log2);
+    if (size == 0) return HURRAY_OK;
+    size_t align = buffer_alignment(alignment_log2);
+    HR_FAIL_IF(size > SIZE_MAX - align - BUFFER_HEADER_BYTES, err, HURRAY_E_NOMEM, "buffer",
+               "buffer: %llu bytes exceed the address space", (unsigned long long)size);
+    struct buffer_header h = {NULL, (size_t)size + align + BUFFER_HEADER_BYTES};
+    h.raw = hri_alloc(allocator, h.total);
+    HR_FAIL_IF(!h.raw, err, HURRAY_E_NOMEM, "buffer", "buffer: cannot allocate %llu bytes",
+               (unsigned long long)size);
+    uintptr_t at = ((uintptr_t)h.raw + BUFFER_HEADER_BYTES + align - 1) & ~(uintptr_t)(align - 1);
+    uint8_t *p = (uint8_t *)at;
+    memcpy(p - BUFFER_HEADER_BYTES, &h, sizeof h);
+    *data = p;
+    return HURRAY_OK;
+}
+
+void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *data) {
+    struct buffer_header h;
+    if (!data) return;
+    memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
+    hri_free(allocator, h.raw, h.total);
+}
+
+/* ---- freeing ------------------------------------------------------------------ */
+
+static void free_buffers(struct hurray_item *it) {
+    if (!it->buffers || !it->descriptor) return; /* no descriptor: table size unknown */
+    unsigned n = it->descriptor->buffer_count;
+    for (unsigned i = 0; i < n; i++) {
+        struct hurray_item_buffer *b = &it->buffers[i];
+        if (it->owns_buffers == HURRAY_ITEM_OWNS_BUFFERS)
+            hri_free(it->allocator, b->data, (size_t)b->size);
+        else if (it->owns_buffers == HURRAY_ITEM_OWNS_ALIGNED)
+            hurray_item_buffer_free(it->allocator, b->data);
+    }
+    hri_free(it->allocator, it->buffers, n * sizeof *it->buffers);
+    it->buffers = NULL;
+}
+
+/* Members are freed depth-first; a tree from a reader is at most 64 deep
+ * (max_composite_depth), and each level costs one small stack frame. */
+static void free_members(struct hurray_item *it) {
+    if (!it->members) return;
+    for (uint32_t i = 0; i < it->member_count; i++) hurray_item_free(it->members[i]);
+    hri_free(it->allocator, it->members, (size_t)it->member_count * sizeof *it->members);
+    it->members = NULL;
+    it->member_count = 0;
+}
+
+void hurray_item_free(struct hurray_item *item) {
+    if (!item) return;
+    free_members(item);
+    free_buffers(item);
+    if (item->descriptor) {
+        hurray_descriptor_reset(item->descriptor);
+        hri_free(item->allocator, item->descriptor, sizeof *item->descriptor);
+    }
+    if (item->owner_release) item->owner_release(item->owner);
+    hri_free(item->allocator, item, sizeof *item);
+}
+
+int hurray_item_is_composite(const struct hurray_item *item) {
+    return item && item->descriptor && item->descriptor->layout.tag == HURRAY_LAYOUT_COMPOSITE;
+}
+
+/* ---- building ------------------------------------------------------------------- */
+
+int hri_item_new(const struct hurray_allocator *a, struct hurray_item **out,
+                 struct hurray_error *err) {
+    *out = NULL;
+    struct hurray_item *it = hri_alloc(a, sizeof *it);
+    HR_FAIL_IF(!it, err, HURRAY_E_NOMEM, "item", "item: cannot allocate %zu bytes", sizeof *it);
+    memset(it, 0, sizeof *it);
+    it->allocator = a;
+    it->descriptor = hri_alloc(a, sizeof *it->descriptor);
+    if (!it->descriptor) {
+        hri_free(a, it, sizeof *it);
+        return hri_fail(err, HURRAY_E_NOMEM, "descriptor", "descriptor: cannot allocate %zu bytes",
+                        sizeof(struct hurray_descriptor));
+    }
+    hurray_descriptor_init(it->descriptor);
+    *out = it;
+    return HURRAY_OK;
+}
+
+int hri_item_alloc_members(struct hurray_item *it, uint32_t count, struct hurray_error *err) {
+    uint64_t wanted = count;
+    HR_FAIL_IF(wanted > (uint64_t)(SIZE_MAX / sizeof *it->members), err, HURRAY_E_NOMEM,
+               "members", "members: %lu pointers exceed the address space",
+               (unsigned long)count);
+    size_t bytes = (size_t)wanted * sizeof *it->members;
+    it->members = hri_alloc(it->allocator, bytes);
+    HR_FAIL_IF(!it->members, err, HURRAY_E_NOMEM, "members",
+               "members: cannot allocate a table of %lu members", (unsigned long)count);
+    memset(it->members, 0, bytes);
+    it->member_count = count;
+    return HURRAY_OK;
+}
+
+int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err) {
+    unsigned n = it->descriptor->buffer_count;
+    it->owns_buffers = HURRAY_ITEM_OWNS_ALIGNED;
+    if (n == 0) return HURRAY_OK;
+    it->buffers = hri_alloc(it->allocator, n * sizeof *it->buffers);
+    HR_FAIL_IF(!it->buffers, err, HURRAY_E_NOMEM, "buffers",
+               "buffers: cannot allocate a table of %u buffers", n);
+    memset(it->buffers, 0, n * sizeof *it->buffers);
+    for (unsigned i = 0; i < n; i++) it->buffers[i].size = it->descriptor->buffers[i].size;
+    return HURRAY_OK;
+}
+
+/* ---- limits ------------------------------------------------------------------------ */
+
+void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out) {
+    if (in)
+        *out = *in;
+    else
+        hurray_limits_default(out);
+    hurray_limits_clamp(out);
+}
+
+void hri_limits_format_max(struct hurray_limits *out) {
+    out->max_descriptor_bytes = UINT64_MAX;
+    out->max_buffer_bytes = UINT64_MAX;
+    out->max_rank = UINT32_MAX;
+    out->max_composite_depth = UINT32_MAX;
+    out->max_composite_members = UINT64_MAX;
+    out->max_kv_entries = UINT64_MAX;
+    out->max_kv_bytes = UINT64_MAX;
+    out->max_name_bytes = UINT32_MAX;
+    out->max_file_tensors = UINT64_MAX;
+    hurray_limits_clamp(out);
+}

@@ -1,0 +1,48 @@
+/* Internal helpers for items and composites, shared by item.c, composite.c
+ * and stream.c (and any driver that builds items: the file container).
+ * Never installed. */
+#ifndef HURRAY_ITEM_INTERNAL_H
+#define HURRAY_ITEM_INTERNAL_H
+
+#include "internal.h"
+
+/* ---- building items (hurray_item_free's allocation convention) ----------- */
+
+/* A zeroed item with `a` as its allocator and a freshly initialised,
+ * heap-allocated descriptor. NOMEM leaves *out NULL. */
+int hri_item_new(const struct hurray_allocator *a, struct hurray_item **out,
+                 struct hurray_error *err);
+/* The `members` table of `count` NULL slots; item->member_count = count. */
+int hri_item_alloc_members(struct hurray_item *it, uint32_t count, struct hurray_error *err);
+/* The `buffers` table of descriptor->buffer_count zeroed entries (NULL when 0),
+ * with owns_buffers = HURRAY_ITEM_OWNS_ALIGNED. */
+int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err);
+
+/* ---- limits ---------------------------------------------------------------- */
+
+/* NULL means the defaults; then clamped to the format maxima. */
+void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out);
+/* Every limit at its format maximum (what a writer is bound by). */
+void hri_limits_format_max(struct hurray_limits *out);
+
+/* ---- composite rules (composite.md § Validation order) ---------------------
+ * The validator and the stream reader call these same functions at the same
+ * steps, so both report the same first failure. `lim` is effective (clamped). */
+
+/* Step 1: an item that is not a member carries no member-role section. */
+int hri_composite_check_top(const struct hurray_descriptor *d, struct hurray_error *err);
+/* Step 2: head `h` at `depth` holding `held` members: depth, held count, the
+ * running member total (*total, in and out), resolved extents. */
+int hri_composite_check_head(const struct hurray_descriptor *h, uint32_t depth, uint64_t held,
+                             uint64_t *total, const struct hurray_limits *lim,
+                             struct hurray_error *err);
+/* Steps 3.1-3.2: member `index` of head `h` with descriptor `m`. */
+int hri_composite_check_member(const struct hurray_descriptor *h, uint32_t index,
+                               const struct hurray_descriptor *m, struct hurray_error *err);
+/* Step 4: the partition grid (HR-COMP-6) over all `n` members of `h`, each
+ * having passed check_member. OK for overlay and group. */
+int hri_composite_check_grid(const struct hurray_descriptor *h,
+                             struct hurray_item *const *members, uint32_t n,
+                             struct hurray_error *err);
+
+#endif

@@ -1,0 +1,987 @@
+/* Streams: reader and writer of self-delimiting frames. docs/spec/stream.md
+ *
+ * The reader is one push-parser (STYLE 6): a stage enum, a `want` answer
+ * (where the next bytes go and how many the stage still requires) and an
+ * `advance` that runs the stage's checks once its part is complete, in
+ * stream.md § Decoding order. The transports (memory, a duplicated fd, a
+ * caller's callback) are thin drivers that only move bytes into the place
+ * `want` names: buffer data goes straight into the item's buffers, small
+ * parts through a read-ahead block. Nothing whose size the stream states is
+ * allocated before the limit on it has passed (HR-STREAM-7).
+ *
+ * The writer checks a whole item before writing any of it, then emits the
+ * canonical frames through a staging block (fd, callback) or into its
+ * growable buffer (memory), flushing at the end of every item. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <limits.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "item_internal.h"
+
+#define READ_AHEAD_BYTES (64u * 1024u)
+#define WRITE_STAGING_BYTES (64u * 1024u)
+#define DESC_PREFIX_BYTES 16u /* what hurray_descriptor_peek_length needs */
+#define MAX_DEPTH HURRAY_MAX_COMPOSITE_DEPTH_FORMAT
+
+static const uint8_t zeros[8];
+
+/* ==== operating-system I/O ================================================ */
+
+/* IO with the system's message for `errnum`. */
+static int fail_errno(struct hurray_error *err, int errnum, const char *what) {
+    char msg[128];
+    if (strerror_r(errnum, msg, sizeof msg) != 0) snprintf(msg, sizeof msg, "errno %d", errnum);
+    return hri_fail(err, HURRAY_E_IO, "transport", "%s: %s", what, msg);
+}
+
+/* A non-blocking descriptor: wait until it is ready rather than fail. */
+static int wait_ready(int fd, short events, struct hurray_error *err) {
+    struct pollfd p = {fd, events, 0};
+    while (poll(&p, 1, -1) < 0)
+        if (errno != EINTR) return fail_errno(err, errno, "poll");
+    return HURRAY_OK;
+}
+
+static int is_would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
+
+/* read() up to cap bytes, resuming after EINTR; 0 at end of file. */
+static int fd_read(void *ctx, uint8_t *dst, size_t cap, size_t *got, struct hurray_error *err) {
+    int fd = *(const int *)ctx;
+    if (cap > SSIZE_MAX) cap = SSIZE_MAX;
+    for (;;) {
+        ssize_t n = read(fd, dst, cap);
+        if (n >= 0) {
+            *got = (size_t)n;
+            return HURRAY_OK;
+        }
+        if (errno == EINTR) continue;
+        if (!is_would_block(errno)) return fail_errno(err, errno, "stream read");
+        HR_TRY(wait_ready(fd, POLLIN, err));
+    }
+}
+
+/* write() all of src, resuming after EINTR and short writes; EPIPE is IO. */
+static int fd_write(int fd, const uint8_t *src, size_t len, struct hurray_error *err) {
+    while (len > 0) {
+        ssize_t n = write(fd, src, len > SSIZE_MAX ? SSIZE_MAX : len);
+        if (n > 0) {
+            src += n;
+            len -= (size_t)n;
+        } else if (n == 0) {
+            return hri_fail(err, HURRAY_E_IO, "transport", "stream write: wrote 0 bytes");
+        } else if (errno == EINTR) {
+            continue;
+        } else if (is_would_block(errno)) {
+            HR_TRY(wait_ready(fd, POLLOUT, err));
+        } else {
+            return fail_errno(err, errno, "stream write");
+        }
+    }
+    return HURRAY_OK;
+}
+
+/* A close-on-exec duplicate, so the stream never closes the caller's fd. */
+static int dup_fd(int fd, int *out, struct hurray_error *err) {
+    HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "fd: %d is not a descriptor", fd);
+    *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (*out < 0) return fail_errno(err, errno, "dup");
+    return HURRAY_OK;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd); /* the duplicate is ours; nothing to report on a reader */
+    *fd = -1;
+}
+
+/* ==== reader ============================================================== */
+
+/* One stage per part of a frame (stream.md § Decoding order). */
+enum stage {
+    ST_FRAME,       /* the 8-byte frame header */
+    ST_DESC_PREFIX, /* the descriptor's first 16 bytes: its length */
+    ST_DESC_BODY,   /* the rest of the descriptor */
+    ST_BUFFER,      /* buffer data, straight into the item's buffer */
+    ST_PAD,         /* the buffer's zero padding */
+    ST_ITEM_DONE,   /* a top-level item is complete */
+    ST_END,         /* clean end of the stream */
+    ST_FAILED,      /* sticky error */
+    ST_CLOSED
+};
+
+struct open_head {
+    struct hurray_item *item;
+    uint32_t next; /* members complete so far */
+};
+
+struct memory_source {
+    const uint8_t *src;
+    size_t len;
+    size_t pos;
+};
+
+struct hurray_stream_reader {
+    const struct hurray_allocator *allocator;
+    struct hurray_limits limits;
+    int cross_machine;
+
+    /* transport */
+    hurray_stream_read_fn read;
+    void *read_ctx;
+    int fd;
+    struct memory_source mem;
+    uint8_t *ahead; /* read-ahead block (fd, callback); NULL for memory */
+    size_t ahead_pos, ahead_len;
+
+    /* parser */
+    enum stage stage;
+    uint64_t pos;         /* stream offset of the next byte */
+    uint64_t frame_start; /* stream offset of the current frame */
+    size_t filled;        /* bytes of the current part in place */
+    uint8_t frame_header[HURRAY_STREAM_FRAME_HEADER_BYTES];
+    uint8_t desc_prefix[DESC_PREFIX_BYTES];
+    uint8_t *desc; /* descriptor scratch, <= max_descriptor_bytes */
+    size_t desc_cap;
+    uint32_t desc_len;
+    uint8_t pad[8];
+    size_t pad_len;
+    struct hurray_item *root;    /* the top-level item being read */
+    struct hurray_item *tensor;  /* the tensor whose buffers are being read */
+    unsigned buffer_index;
+    struct open_head heads[MAX_DEPTH]; /* open composites, outermost first */
+    uint32_t depth;
+    uint64_t member_total; /* HR-COMP-9, over the current top-level item */
+
+    int status; /* sticky failure */
+    struct hurray_error error;
+};
+
+/* ---- options and creation ---------------------------------------------------- */
+
+void hurray_stream_reader_options_init(struct hurray_stream_reader_options *o) {
+    if (o) memset(o, 0, sizeof *o);
+}
+
+static int memory_read(void *ctx, uint8_t *dst, size_t cap, size_t *got,
+                       struct hurray_error *err) {
+    struct memory_source *m = ctx;
+    size_t n = m->len - m->pos < cap ? m->len - m->pos : cap;
+    (void)err;
+    if (n) memcpy(dst, m->src + m->pos, n);
+    m->pos += n;
+    *got = n;
+    return HURRAY_OK;
+}
+
+static int reader_new(const struct hurray_stream_reader_options *opt, int read_ahead,
+                      struct hurray_stream_reader **out, struct hurray_error *err) {
+    const struct hurray_allocator *a = opt ? opt->allocator : NULL;
+    struct hurray_stream_reader *r = hri_alloc(a, sizeof *r);
+    HR_FAIL_IF(!r, err, HURRAY_E_NOMEM, "reader", "stream reader: cannot allocate %zu bytes",
+               sizeof *r);
+    memset(r, 0, sizeof *r);
+    r->allocator = a;
+    r->fd = -1;
+    hri_limits_effective(opt ? opt->limits : NULL, &r->limits);
+    r->cross_machine = opt ? opt->cross_machine != 0 : 0;
+    r->stage = ST_FRAME;
+    if (read_ahead) {
+        r->ahead = hri_alloc(a, READ_AHEAD_BYTES);
+        if (!r->ahead) {
+            hri_free(a, r, sizeof *r);
+            return hri_fail(err, HURRAY_E_NOMEM, "reader",
+                            "stream reader: cannot allocate its %u-byte read-ahead block",
+                            READ_AHEAD_BYTES);
+        }
+    }
+    *out = r;
+    return HURRAY_OK;
+}
+
+static int check_reader_out(struct hurray_stream_reader **out, struct hurray_error *err) {
+    HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "stream reader: out is NULL");
+    *out = NULL;
+    return HURRAY_OK;
+}
+
+int hurray_stream_reader_create_memory(const uint8_t *src, size_t len,
+                                       const struct hurray_stream_reader_options *opt,
+                                       struct hurray_stream_reader **out,
+                                       struct hurray_error *err) {
+    HR_TRY(check_reader_out(out, err));
+    HR_FAIL_IF(!src && len, err, HURRAY_E_ARGUMENT, "src", "stream reader: src is NULL");
+    HR_TRY(reader_new(opt, 0, out, err));
+    (*out)->mem.src = src;
+    (*out)->mem.len = len;
+    (*out)->read = memory_read;
+    (*out)->read_ctx = &(*out)->mem;
+    return HURRAY_OK;
+}
+
+int hurray_stream_reader_create_fd(int fd, const struct hurray_stream_reader_options *opt,
+                                   struct hurray_stream_reader **out, struct hurray_error *err) {
+    int dup = -1;
+    HR_TRY(check_reader_out(out, err));
+    HR_TRY(dup_fd(fd, &dup, err));
+    int status = reader_new(opt, 1, out, err);
+    if (status != HURRAY_OK) {
+        close_fd(&dup);
+        return status;
+    }
+    (*out)->fd = dup;
+    (*out)->read = fd_read;
+    (*out)->read_ctx = &(*out)->fd;
+    return HURRAY_OK;
+}
+
+int hurray_stream_reader_create_callback(hurray_stream_read_fn read, void *ctx,
+                                         const struct hurray_stream_reader_options *opt,
+                                         struct hurray_stream_reader **out,
+                                         struct hurray_error *err) {
+    HR_TRY(check_reader_out(out, err));
+    HR_FAIL_IF(!read, err, HURRAY_E_ARGUMENT, "read", "stream reader: read callback is NULL");
+    HR_TRY(reader_new(opt, 1, out, err));
+    (*out)->read = read;
+    (*out)->read_ctx = ctx;
+    return HURRAY_OK;
+}
+
+/* ---- failure --------------------------------------------------------------------- */
+
+/* Drops the item being read (items already yielded are the caller's). */
+static void drop_partial(struct hurray_stream_reader *r) {
+    hurray_item_free(r->root);
+    r->root = NULL;
+    r->tensor = NULL;
+    r->depth = 0;
+    r->member_total = 0;
+}
+
+/* Records `status` (whose record is *e) as the reader's sticky failure, at
+ * stream offset `offset` unless the record already has one. */
+static int reader_fail(struct hurray_stream_reader *r, int status, struct hurray_error *e,
+                       uint64_t offset) {
+    if (!e->has_offset) {
+        e->has_offset = 1;
+        e->offset = offset;
+    }
+    drop_partial(r);
+    r->status = status;
+    r->error = *e;
+    r->stage = ST_FAILED;
+    return status;
+}
+
+/* Gives a failure without an input offset the stream offset `offset`. */
+static int at(int status, struct hurray_error *e, uint64_t offset) {
+    if (status != HURRAY_OK && !e->has_offset) {
+        e->has_offset = 1;
+        e->offset = offset;
+    }
+    return status;
+}
+
+/* ---- the parser: where the next bytes go (the `required` answer) ------------------------ */
+
+static void parser_want(struct hurray_stream_reader *r, uint8_t **dst, size_t *n) {
+    switch (r->stage) {
+    case ST_FRAME:
+        *dst = r->frame_header + r->filled;
+        *n = sizeof r->frame_header - r->filled;
+        break;
+    case ST_DESC_PREFIX:
+        *dst = r->desc_prefix + r->filled;
+        *n = sizeof r->desc_prefix - r->filled;
+        break;
+    case ST_DESC_BODY:
+        *dst = r->desc + r->filled;
+        *n = r->desc_len - r->filled;
+        break;
+    case ST_BUFFER: {
+        const struct hurray_item_buffer *b = &r->tensor->buffers[r->buffer_index];
+        *dst = b->data + r->filled;
+        *n = (size_t)b->size - r->filled; /* the buffer was allocated: size fits size_t */
+        break;
+    }
+    case ST_PAD:
+        *dst = r->pad + r->filled;
+        *n = r->pad_len - r->filled;
+        break;
+    default:
+        *dst = NULL;
+        *n = 0;
+        break;
+    }
+}
+
+/* ---- the parser: checks at the end of each part ----------------------------------------- */
+
+/* Step 2: magic, kind, reserved bytes 5-7 (HR-STREAM-2). */
+static int check_frame_header(const uint8_t *h, uint8_t *kind, struct hurray_error *e) {
+    HR_FAIL_IF(memcmp(h, HURRAY_STREAM_MAGIC, 4) != 0, e, HURRAY_E_BAD_MAGIC, "frame.magic",
+               "frame.magic: %02X %02X %02X %02X is not \"HRSF\" (HR-STREAM-2)", h[0], h[1],
+               h[2], h[3]);
+    *kind = h[4];
+    int named = *kind == HURRAY_FRAME_TENSOR || *kind == HURRAY_FRAME_COMPOSITE;
+    HR_TRY(hri_check_tag_kind(hri_tag_kind_plain(*kind, named), *kind, 0, "frame.kind", e));
+    for (unsigned i = 5; i < HURRAY_STREAM_FRAME_HEADER_BYTES; i++)
+        HR_FAIL_IF(h[i] != 0, e, HURRAY_E_RESERVED_NONZERO, "frame.reserved",
+                   "frame.reserved: byte %u is 0x%02X, not zero (HR-STREAM-2)", i, h[i]);
+    return HURRAY_OK;
+}
+
+/* Step 3, first half: the length, against max_descriptor_bytes, before the
+ * scratch that will hold the descriptor is sized. */
+static int on_desc_prefix(struct hurray_stream_reader *r, struct hurray_error *e) {
+    uint32_t len = 0;
+    int status = hurray_descriptor_peek_length(r->desc_prefix, sizeof r->desc_prefix, &r->limits,
+                                               &len, e);
+    if (status != HURRAY_OK && e->has_offset) e->offset += r->frame_start + 8;
+    HR_TRY(at(status, e, r->frame_start + 8));
+    if (len > r->desc_cap) {
+        hri_free(r->allocator, r->desc, r->desc_cap);
+        r->desc_cap = 0;
+        r->desc = hri_alloc(r->allocator, len);
+        HR_FAIL_IF(!r->desc, e, HURRAY_E_NOMEM, "descriptor",
+                   "descriptor: cannot allocate %lu bytes", (unsigned long)len);
+        r->desc_cap = len;
+    }
+    memcpy(r->desc, r->desc_prefix, sizeof r->desc_prefix);
+    r->desc_len = len;
+    return HURRAY_OK;
+}
+
+/* HR-STREAM-6: kind 0x02 if and only if the layout is composite. */
+static int check_frame_kind(uint8_t kind, const struct hurray_descriptor *d,
+                            struct hurray_error *e) {
+    int composite = d->layout.tag == HURRAY_LAYOUT_COMPOSITE;
+    if (composite == (kind == HURRAY_FRAME_COMPOSITE)) return HURRAY_OK;
+    return hri_fail(e, HURRAY_E_CONSTRAINT, "frame.kind",
+                    "frame.kind: 0x%02X (%s frame), but the descriptor's layout is %s "
+                    "(HR-STREAM-6)",
+                    kind, kind == HURRAY_FRAME_COMPOSITE ? "composite head" : "tensor",
+                    hurray_layout_name(d->layout.tag) ? hurray_layout_name(d->layout.tag)
+                                                      : "invalid");
+}
+
+/* HR-STREAM-5: with cross_machine, every buffer is producer_synced. */
+static int check_cross_machine(const struct hurray_descriptor *d, struct hurray_error *e) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
+        hri_fieldf(f, "buffers[%u].sync_mode", i);
+        return hri_fail(e, HURRAY_E_COMBINATION, f,
+                        "%s: %s, but a cross-machine stream carries only producer_synced "
+                        "buffers (HR-STREAM-5)",
+                        f, hurray_sync_mode_name(d->buffers[i].sync_mode));
+    }
+    return HURRAY_OK;
+}
+
+/* Puts a new item where it belongs (the top level or the open head's next
+ * slot) before it is decoded, so a failure frees it with the tree. */
+static int new_node(struct hurray_stream_reader *r, struct hurray_item **node,
+                    struct hurray_error *e) {
+    HR_TRY(hri_item_new(r->allocator, node, e));
+    if (r->depth == 0) {
+        r->root = *node;
+        r->member_total = 0;
+    } else {
+        struct open_head *top = &r->heads[r->depth - 1];
+        top->item->members[top->next] = *node;
+    }
+    return HURRAY_OK;
+}
+
+/* Step 3, second half: the strict decode, under the reader's limits. The
+ * record's descriptor offsets become stream offsets. */
+static int decode_node(struct hurray_stream_reader *r, struct hurray_descriptor *d,
+                       struct hurray_error *e) {
+    struct hurray_decode_options opt = {&r->limits, r->allocator};
+    size_t consumed = 0;
+    int status = hurray_descriptor_decode(r->desc, r->desc_len, &opt, d, &consumed, e);
+    if (status != HURRAY_OK && e->has_offset) e->offset += r->frame_start + 8;
+    return at(status, e, r->frame_start + 8);
+}
+
+/* Step 6: the composite rules for this descriptor in its place. */
+static int check_place(const struct hurray_stream_reader *r, const struct hurray_descriptor *d,
+                       struct hurray_error *e) {
+    if (r->depth == 0) return hri_composite_check_top(d, e);
+    const struct open_head *top = &r->heads[r->depth - 1];
+    return hri_composite_check_member(top->item->descriptor, top->next, d, e);
+}
+
+static void begin_frame(struct hurray_stream_reader *r) {
+    r->stage = ST_FRAME;
+    r->filled = 0;
+    r->frame_start = r->pos;
+}
+
+/* A node is complete: count it in its head, closing every head it completes
+ * (the partition grid runs then, HR-COMP-6); the top-level item is done
+ * when the outermost head closes. */
+static int node_done(struct hurray_stream_reader *r, struct hurray_error *e) {
+    while (r->depth > 0) {
+        struct open_head *top = &r->heads[r->depth - 1];
+        if (++top->next < top->item->member_count) {
+            begin_frame(r);
+            return HURRAY_OK;
+        }
+        HR_TRY(hri_composite_check_grid(top->item->descriptor, top->item->members,
+                                        top->item->member_count, e));
+        r->depth--;
+    }
+    r->stage = ST_ITEM_DONE;
+    return HURRAY_OK;
+}
+
+/* Step 7: a head: depth and member total (LIMIT) before its members table is
+ * allocated, resolved extents; then its member frames. */
+static int open_head(struct hurray_stream_reader *r, struct hurray_item *node,
+                     struct hurray_error *e) {
+    const struct hurray_descriptor *d = node->descriptor;
+    HR_TRY(at(hri_composite_check_head(d, r->depth + 1, d->layout.member_count,
+                                       &r->member_total, &r->limits, e),
+              e, r->frame_start));
+    HR_TRY(hri_item_alloc_members(node, d->layout.member_count, e));
+    r->heads[r->depth].item = node;
+    r->heads[r->depth].next = 0;
+    r->depth++;
+    begin_frame(r);
+    return HURRAY_OK;
+}
+
+/* Step 8: buffer i, allocated at its declared size (already within
+ * max_buffer_bytes: decode step 7) only now that its data is next. Empty
+ * buffers have neither data nor padding. */
+static int begin_buffer(struct hurray_stream_reader *r, struct hurray_error *e) {
+    const struct hurray_descriptor *d = r->tensor->descriptor;
+    while (r->buffer_index < d->buffer_count && d->buffers[r->buffer_index].size == 0)
+        r->buffer_index++;
+    if (r->buffer_index == d->buffer_count) return node_done(r, e);
+    const struct hurray_buffer_desc *b = &d->buffers[r->buffer_index];
+    HR_TRY(hurray_item_buffer_alloc(r->allocator, b->size, b->alignment_log2,
+                                    &r->tensor->buffers[r->buffer_index].data, e));
+    r->stage = ST_BUFFER;
+    r->filled = 0;
+    return HURRAY_OK;
+}
+
+static int open_tensor(struct hurray_stream_reader *r, struct hurray_item *node,
+                       struct hurray_error *e) {
+    HR_TRY(hri_item_alloc_buffer_table(node, e));
+    r->tensor = node;
+    r->buffer_index = 0;
+    return begin_buffer(r, e);
+}
+
+/* Steps 3 (decode) to 7/8 for a complete descriptor. */
+static int on_descriptor(struct hurray_stream_reader *r, struct hurray_error *e) {
+    struct hurray_item *node = NULL;
+    uint8_t kind = r->frame_header[4];
+    HR_TRY(new_node(r, &node, e));
+    HR_TRY(decode_node(r, node->descriptor, e));
+    HR_TRY(at(check_frame_kind(kind, node->descriptor, e), e, r->frame_start + 4));
+    if (r->cross_machine) HR_TRY(at(check_cross_machine(node->descriptor, e), e, r->frame_start));
+    HR_TRY(at(check_place(r, node->descriptor, e), e, r->frame_start));
+    if (kind == HURRAY_FRAME_COMPOSITE) return open_head(r, node, e);
+    return open_tensor(r, node, e);
+}
+
+/* The buffer's data is in: its padding next (HR-STREAM-2). */
+static int on_buffer(struct hurray_stream_reader *r, struct hurray_error *e) {
+    uint64_t size = r->tensor->buffers[r->buffer_index].size;
+    r->pad_len = hri_pad8((size_t)(size & 7));
+    r->filled = 0;
+    if (r->pad_len) {
+        r->stage = ST_PAD;
+        return HURRAY_OK;
+    }
+    r->buffer_index++;
+    return begin_buffer(r, e);
+}
+
+static int on_pad(struct hurray_stream_reader *r, struct hurray_error *e) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    for (size_t i = 0; i < r->pad_len; i++)
+        if (r->pad[i] != 0)
+            return hri_fail_at(e, HURRAY_E_RESERVED_NONZERO, r->pos - r->pad_len + i,
+                               hri_fieldf(f, "buffers[%u].padding", r->buffer_index),
+                               "%s: byte %zu is 0x%02X, not zero (HR-STREAM-2)", f, i,
+                               r->pad[i]);
+    r->buffer_index++;
+    return begin_buffer(r, e);
+}
+
+/* The current part is complete: its checks, then the next stage. */
+static int part_complete(struct hurray_stream_reader *r, struct hurray_error *e) {
+    uint8_t kind = 0;
+    switch (r->stage) {
+    case ST_FRAME:
+        HR_TRY(at(check_frame_header(r->frame_header, &kind, e), e, r->frame_start));
+        r->stage = ST_DESC_PREFIX;
+        r->filled = 0;
+        return HURRAY_OK;
+    case ST_DESC_PREFIX:
+        HR_TRY(on_desc_prefix(r, e));
+        r->stage = ST_DESC_BODY;
+        r->filled = DESC_PREFIX_BYTES;
+        return r->filled == r->desc_len ? on_descriptor(r, e) : HURRAY_OK;
+    case ST_DESC_BODY: return on_descriptor(r, e);
+    case ST_BUFFER: return on_buffer(r, e);
+    case ST_PAD: return on_pad(r, e);
+    default: return hri_fail(e, HURRAY_E_INTERNAL, "stage", "stream reader: stage %d",
+                             (int)r->stage);
+    }
+}
+
+/* `n` bytes arrived where parser_want said. */
+static int parser_advance(struct hurray_stream_reader *r, size_t n, struct hurray_error *e) {
+    uint8_t *dst;
+    size_t want;
+    parser_want(r, &dst, &want);
+    r->filled += n;
+    r->pos += n;
+    if (n < want) return HURRAY_OK;
+    return part_complete(r, e);
+}
+
+/* The input ended (HR-STREAM-4): the clean end at a frame boundary outside a
+ * composite, TRUNCATED anywhere else. */
+static int parser_eof(struct hurray_stream_reader *r, struct hurray_error *e) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    if (r->stage == ST_FRAME && r->filled == 0 && r->depth == 0) {
+        r->stage = ST_END;
+        return HURRAY_OK;
+    }
+    switch (r->stage) {
+    case ST_FRAME:
+        if (r->filled == 0) {
+            const struct open_head *top = &r->heads[r->depth - 1];
+            return hri_fail(e, HURRAY_E_TRUNCATED,
+                            hri_fieldf(f, "members[%lu]", (unsigned long)top->next),
+                            "%s: the input ends before member %lu of a composite of %lu "
+                            "(HR-STREAM-4)",
+                            f, (unsigned long)top->next,
+                            (unsigned long)top->item->member_count);
+        }
+        return hri_fail(e, HURRAY_E_TRUNCATED, "frame",
+                        "frame: the input ends %zu bytes into a frame header", r->filled);
+    case ST_DESC_PREFIX:
+    case ST_DESC_BODY:
+        return hri_fail(e, HURRAY_E_TRUNCATED, "descriptor",
+                        "descriptor: the input ends %zu bytes into the descriptor", r->filled);
+    case ST_BUFFER:
+        hri_fieldf(f, "buffers[%u]", r->buffer_index);
+        return hri_fail(e, HURRAY_E_TRUNCATED, f,
+                        "%s: the input ends after %zu of its %llu bytes", f, r->filled,
+                        (unsigned long long)r->tensor->buffers[r->buffer_index].size);
+    default:
+        hri_fieldf(f, "buffers[%u].padding", r->buffer_index);
+        return hri_fail(e, HURRAY_E_TRUNCATED, f, "%s: the input ends inside the padding", f);
+    }
+}
+
+/* ---- the driver: moves bytes from the transport to where the parser wants them ------ */
+
+/* Up to n (>= 1) bytes into dst: from the read-ahead block, else straight from
+ * the transport for parts at least a block long (buffer data), else by
+ * refilling the block. *got = 0 only at the end of the input. */
+static int source_fill(struct hurray_stream_reader *r, uint8_t *dst, size_t n, size_t *got,
+                       struct hurray_error *e) {
+    if (r->ahead_pos == r->ahead_len && r->ahead && n < READ_AHEAD_BYTES) {
+        size_t k = 0;
+        HR_TRY(r->read(r->read_ctx, r->ahead, READ_AHEAD_BYTES, &k, e));
+        HR_FAIL_IF(k > READ_AHEAD_BYTES, e, HURRAY_E_ARGUMENT, "read",
+                   "read callback: returned %zu bytes for a %u-byte request", k,
+                   READ_AHEAD_BYTES);
+        r->ahead_pos = 0;
+        r->ahead_len = k;
+    }
+    if (r->ahead_pos < r->ahead_len) {
+        size_t k = r->ahead_len - r->ahead_pos < n ? r->ahead_len - r->ahead_pos : n;
+        memcpy(dst, r->ahead + r->ahead_pos, k);
+        r->ahead_pos += k;
+        *got = k;
+        return HURRAY_OK;
+    }
+    if (r->ahead && n < READ_AHEAD_BYTES) { /* the refill above found the end */
+        *got = 0;
+        return HURRAY_OK;
+    }
+    HR_TRY(r->read(r->read_ctx, dst, n, got, e));
+    HR_FAIL_IF(*got > n, e, HURRAY_E_ARGUMENT, "read",
+               "read callback: returned %zu bytes for a %zu-byte request", *got, n);
+    return HURRAY_OK;
+}
+
+/* Runs the parser until a top-level item is complete, the input ends or a
+ * check fails. */
+static int reader_run(struct hurray_stream_reader *r, struct hurray_error *e) {
+    while (r->stage != ST_ITEM_DONE && r->stage != ST_END) {
+        uint8_t *dst;
+        size_t n, got = 0;
+        parser_want(r, &dst, &n);
+        HR_FAIL_IF(n == 0, e, HURRAY_E_INTERNAL, "stage", "stream reader: nothing wanted");
+        HR_TRY(source_fill(r, dst, n, &got, e));
+        if (got == 0) return parser_eof(r, e);
+        HR_TRY(parser_advance(r, got, e));
+    }
+    return HURRAY_OK;
+}
+
+int hurray_stream_reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
+                              struct hurray_error *err) {
+    struct hurray_error e;
+    HR_FAIL_IF(!r || !out, err, HURRAY_E_ARGUMENT, "reader", "stream reader next: NULL argument");
+    *out = NULL;
+    if (r->stage == ST_END || r->stage == ST_CLOSED) return HURRAY_OK;
+    if (r->stage == ST_FAILED) {
+        if (err) *err = r->error;
+        return r->status;
+    }
+    hurray_error_clear(&e);
+    int status = reader_run(r, &e);
+    if (status != HURRAY_OK) {
+        reader_fail(r, status, &e, r->pos);
+        if (err) *err = r->error;
+        return status;
+    }
+    if (r->stage == ST_ITEM_DONE) {
+        *out = r->root;
+        r->root = NULL;
+        r->tensor = NULL;
+        begin_frame(r);
+    }
+    return HURRAY_OK;
+}
+
+uint64_t hurray_stream_reader_offset(const struct hurray_stream_reader *r) {
+    return r ? r->pos : 0;
+}
+
+void hurray_stream_reader_close(struct hurray_stream_reader *r) {
+    if (!r) return;
+    drop_partial(r);
+    close_fd(&r->fd);
+    r->stage = ST_CLOSED;
+}
+
+void hurray_stream_reader_free(struct hurray_stream_reader *r) {
+    if (!r) return;
+    hurray_stream_reader_close(r);
+    const struct hurray_allocator *a = r->allocator;
+    hri_free(a, r->desc, r->desc_cap);
+    hri_free(a, r->ahead, r->ahead ? READ_AHEAD_BYTES : 0);
+    hri_free(a, r, sizeof *r);
+}
+
+/* ==== writer ============================================================== */
+
+enum writer_kind { W_MEMORY, W_FD, W_CALLBACK };
+
+struct hurray_stream_writer {
+    const struct hurray_allocator *allocator;
+    int cross_machine;
+    enum writer_kind kind;
+    int fd;
+    hurray_stream_write_fn write;
+    void *write_ctx;
+    uint8_t *buf; /* memory: the stream so far; fd/callback: the staging block */
+    size_t cap;
+    size_t len;
+    uint8_t *scratch; /* one descriptor's encoding */
+    size_t scratch_cap;
+    uint64_t offset;
+    int finished;
+    int status; /* sticky I/O failure */
+    struct hurray_error error;
+};
+
+/* What the checks learnt about an item, so that emitting it cannot fail
+ * except in the transport. */
+struct item_plan {
+    uint64_t bytes;       /* the item's frames */
+    size_t max_desc;      /* largest descriptor encoding */
+};
+
+void hurray_stream_writer_options_init(struct hurray_stream_writer_options *o) {
+    if (o) memset(o, 0, sizeof *o);
+}
+
+static int writer_new(const struct hurray_stream_writer_options *opt, enum writer_kind kind,
+                      struct hurray_stream_writer **out, struct hurray_error *err) {
+    const struct hurray_allocator *a = opt ? opt->allocator : NULL;
+    HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "stream writer: out is NULL");
+    *out = NULL;
+    struct hurray_stream_writer *w = hri_alloc(a, sizeof *w);
+    HR_FAIL_IF(!w, err, HURRAY_E_NOMEM, "writer", "stream writer: cannot allocate %zu bytes",
+               sizeof *w);
+    memset(w, 0, sizeof *w);
+    w->allocator = a;
+    w->cross_machine = opt ? opt->cross_machine != 0 : 0;
+    w->kind = kind;
+    w->fd = -1;
+    if (kind != W_MEMORY) {
+        w->buf = hri_alloc(a, WRITE_STAGING_BYTES);
+        if (!w->buf) {
+            hri_free(a, w, sizeof *w);
+            return hri_fail(err, HURRAY_E_NOMEM, "writer",
+                            "stream writer: cannot allocate its staging block");
+        }
+        w->cap = WRITE_STAGING_BYTES;
+    }
+    *out = w;
+    return HURRAY_OK;
+}
+
+int hurray_stream_writer_create_memory(const struct hurray_stream_writer_options *opt,
+                                       struct hurray_stream_writer **out,
+                                       struct hurray_error *err) {
+    return writer_new(opt, W_MEMORY, out, err);
+}
+
+int hurray_stream_writer_create_fd(int fd, const struct hurray_stream_writer_options *opt,
+                                   struct hurray_stream_writer **out, struct hurray_error *err) {
+    int dup = -1;
+    HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "stream writer: out is NULL");
+    *out = NULL;
+    HR_TRY(dup_fd(fd, &dup, err));
+    int status = writer_new(opt, W_FD, out, err);
+    if (status != HURRAY_OK) {
+        close_fd(&dup);
+        return status;
+    }
+    (*out)->fd = dup;
+    return HURRAY_OK;
+}
+
+int hurray_stream_writer_create_callback(hurray_stream_write_fn write, void *ctx,
+                                         const struct hurray_stream_writer_options *opt,
+                                         struct hurray_stream_writer **out,
+                                         struct hurray_error *err) {
+    HR_FAIL_IF(!write, err, HURRAY_E_ARGUMENT, "write", "stream writer: write callback is NULL");
+    HR_TRY(writer_new(opt, W_CALLBACK, out, err));
+    (*out)->write = write;
+    (*out)->write_ctx = ctx;
+    return HURRAY_OK;
+}
+
+/* ---- checking an item before any byte of it is written (HR-STREAM-10) ----------------- */
+
+static int plan_add(struct item_plan *p, uint64_t n, struct hurray_error *err) {
+    HR_FAIL_IF(hri_add_u64(p->bytes, n, &p->bytes), err, HURRAY_E_OVERFLOW, "item",
+               "item: its frames exceed 2^64-1 bytes");
+    return HURRAY_OK;
+}
+
+/* A tensor's buffers: as many as the table, each of its declared size, with
+ * data unless empty; producer_synced under cross_machine. */
+static int check_tensor_buffers(const struct hurray_stream_writer *w,
+                                const struct hurray_item *it, struct item_plan *p,
+                                struct hurray_error *err) {
+    const struct hurray_descriptor *d = it->descriptor;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    HR_FAIL_IF(d->buffer_count && !it->buffers, err, HURRAY_E_ARGUMENT, "buffers",
+               "buffers: the descriptor declares %u buffers and the item holds none",
+               (unsigned)d->buffer_count);
+    HR_FAIL_IF(it->members || it->member_count, err, HURRAY_E_ARGUMENT, "members",
+               "members: a tensor item has no members");
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        const struct hurray_item_buffer *b = &it->buffers[i];
+        hri_fieldf(f, "buffers[%u]", i);
+        HR_FAIL_IF(b->size != d->buffers[i].size, err, HURRAY_E_ARGUMENT, f,
+                   "%s: %llu bytes held, but the table declares %llu", f,
+                   (unsigned long long)b->size, (unsigned long long)d->buffers[i].size);
+        HR_FAIL_IF(b->size && !b->data, err, HURRAY_E_ARGUMENT, f, "%s: data is NULL", f);
+        HR_TRY(plan_add(p, b->size, err));
+        HR_TRY(plan_add(p, hri_pad8((size_t)(b->size & 7)), err));
+    }
+    if (w->cross_machine) HR_TRY(check_cross_machine(d, err));
+    return HURRAY_OK;
+}
+
+/* Every node, depth-first: the descriptor validates (under the format maxima,
+ * as encode does) and its item holds what it declares. Depth is bounded by
+ * the format (64) before recursing. */
+static int check_node(const struct hurray_stream_writer *w, const struct hurray_item *it,
+                      uint32_t depth, struct item_plan *p, struct hurray_error *err) {
+    size_t len = 0;
+    HR_FAIL_IF(!it || !it->descriptor, err, HURRAY_E_ARGUMENT, "item",
+               "item: NULL item or descriptor");
+    HR_TRY(hurray_descriptor_encoded_len(it->descriptor, &len, err));
+    if (len > p->max_desc) p->max_desc = len;
+    HR_TRY(plan_add(p, HURRAY_STREAM_FRAME_HEADER_BYTES + (uint64_t)len, err));
+    if (!hurray_item_is_composite(it)) return check_tensor_buffers(w, it, p, err);
+    HR_FAIL_IF(depth >= MAX_DEPTH, err, HURRAY_E_LIMIT, "depth",
+               "depth: composites nest at most %u deep (HR-COMP-9)", MAX_DEPTH);
+    HR_FAIL_IF(it->member_count && !it->members, err, HURRAY_E_ARGUMENT, "members",
+               "members: member_count %lu with no members table",
+               (unsigned long)it->member_count);
+    HR_FAIL_IF(it->buffers, err, HURRAY_E_ARGUMENT, "buffers",
+               "buffers: a composite head owns no buffers");
+    for (uint32_t i = 0; i < it->member_count; i++)
+        HR_TRY(check_node(w, it->members[i], depth + 1, p, err));
+    return HURRAY_OK;
+}
+
+/* Room for the item's encodings (and, in memory, its bytes) before any is
+ * written, so that NOMEM leaves the stream untouched. */
+static int grow(const struct hurray_allocator *a, uint8_t **buf, size_t *cap, size_t keep,
+                size_t need, struct hurray_error *err) {
+    if (need <= *cap) return HURRAY_OK;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    uint8_t *p = hri_alloc(a, n);
+    HR_FAIL_IF(!p, err, HURRAY_E_NOMEM, "writer", "stream writer: cannot allocate %zu bytes", n);
+    if (keep) memcpy(p, *buf, keep);
+    hri_free(a, *buf, *cap);
+    *buf = p;
+    *cap = n;
+    return HURRAY_OK;
+}
+
+static int reserve(struct hurray_stream_writer *w, const struct item_plan *p,
+                   struct hurray_error *err) {
+    HR_TRY(grow(w->allocator, &w->scratch, &w->scratch_cap, 0, p->max_desc, err));
+    if (w->kind != W_MEMORY) return HURRAY_OK;
+    HR_FAIL_IF(p->bytes > SIZE_MAX - w->len, err, HURRAY_E_NOMEM, "writer",
+               "stream writer: %llu more bytes exceed the address space",
+               (unsigned long long)p->bytes);
+    return grow(w->allocator, &w->buf, &w->cap, w->len, w->len + (size_t)p->bytes, err);
+}
+
+/* ---- emitting ------------------------------------------------------------------------ */
+
+static int transport_write(struct hurray_stream_writer *w, const uint8_t *src, size_t n,
+                           struct hurray_error *err) {
+    if (n == 0) return HURRAY_OK;
+    if (w->kind == W_FD) return fd_write(w->fd, src, n, err);
+    return w->write(w->write_ctx, src, n, err);
+}
+
+static int flush(struct hurray_stream_writer *w, struct hurray_error *err) {
+    if (w->kind == W_MEMORY || w->len == 0) return HURRAY_OK;
+    size_t n = w->len;
+    w->len = 0;
+    return transport_write(w, w->buf, n, err);
+}
+
+/* Appends n bytes: into memory (reserved), or through the staging block,
+ * large parts (buffer data) straight to the transport. */
+static int put(struct hurray_stream_writer *w, const uint8_t *src, size_t n,
+               struct hurray_error *err) {
+    w->offset += n;
+    if (w->kind == W_MEMORY || w->len + n <= w->cap) {
+        if (n) memcpy(w->buf + w->len, src, n);
+        w->len += n;
+        return HURRAY_OK;
+    }
+    HR_TRY(flush(w, err));
+    if (n >= w->cap) return transport_write(w, src, n, err);
+    memcpy(w->buf, src, n);
+    w->len = n;
+    return HURRAY_OK;
+}
+
+static int emit_frame_head(struct hurray_stream_writer *w, const struct hurray_item *it,
+                           struct hurray_error *err) {
+    uint8_t h[HURRAY_STREAM_FRAME_HEADER_BYTES] = {'H', 'R', 'S', 'F', HURRAY_FRAME_TENSOR, 0,
+                                                   0, 0};
+    size_t n = 0;
+    if (hurray_item_is_composite(it)) h[4] = HURRAY_FRAME_COMPOSITE;
+    HR_TRY(put(w, h, sizeof h, err));
+    HR_TRY(hurray_descriptor_encode(it->descriptor, w->scratch, w->scratch_cap, &n, err));
+    return put(w, w->scratch, n, err);
+}
+
+/* Head frame then members (recursion bounded by check_node), or the tensor
+ * frame with every buffer in descriptor order, each zero-padded to 8. */
+static int emit_item(struct hurray_stream_writer *w, const struct hurray_item *it,
+                     struct hurray_error *err) {
+    HR_TRY(emit_frame_head(w, it, err));
+    if (hurray_item_is_composite(it)) {
+        for (uint32_t i = 0; i < it->member_count; i++) HR_TRY(emit_item(w, it->members[i], err));
+        return HURRAY_OK;
+    }
+    for (unsigned i = 0; i < it->descriptor->buffer_count; i++) {
+        const struct hurray_item_buffer *b = &it->buffers[i];
+        HR_TRY(put(w, b->data, (size_t)b->size, err));
+        HR_TRY(put(w, zeros, hri_pad8((size_t)(b->size & 7)), err));
+    }
+    return HURRAY_OK;
+}
+
+static int writer_usable(const struct hurray_stream_writer *w, struct hurray_error *err) {
+    HR_FAIL_IF(w->finished, err, HURRAY_E_ARGUMENT, "writer",
+               "stream writer: written to after finish (HR-STREAM-10)");
+    if (w->status == HURRAY_OK) return HURRAY_OK;
+    if (err) *err = w->error;
+    return w->status;
+}
+
+int hurray_stream_writer_write(struct hurray_stream_writer *w, const struct hurray_item *item,
+                               struct hurray_error *err) {
+    struct item_plan plan = {0, 0};
+    struct hurray_limits lim;
+    HR_FAIL_IF(!w, err, HURRAY_E_ARGUMENT, "writer", "stream writer write: writer is NULL");
+    HR_TRY(writer_usable(w, err));
+    HR_TRY(check_node(w, item, 0, &plan, err));
+    hri_limits_format_max(&lim);
+    HR_TRY(hurray_composite_validate(item, &lim, err));
+    HR_TRY(reserve(w, &plan, err));
+    int status = emit_item(w, item, err);
+    if (status == HURRAY_OK) status = flush(w, err);
+    if (status != HURRAY_OK) {
+        struct hurray_error e;
+        if (!err) hri_fail(&e, status, "transport", "stream writer: the transport failed");
+        w->status = status;
+        w->error = err ? *err : e;
+    }
+    return status;
+}
+
+int hurray_stream_writer_finish(struct hurray_stream_writer *w, struct hurray_error *err) {
+    HR_FAIL_IF(!w, err, HURRAY_E_ARGUMENT, "writer", "stream writer finish: writer is NULL");
+    if (w->finished) return HURRAY_OK;
+    w->finished = 1;
+    int status = w->status == HURRAY_OK ? flush(w, err) : w->status;
+    if (w->status != HURRAY_OK && err) *err = w->error;
+    if (w->fd >= 0) {
+        int fd = w->fd;
+        w->fd = -1;
+        if (close(fd) != 0 && status == HURRAY_OK) status = fail_errno(err, errno, "close");
+    }
+    return status;
+}
+
+int hurray_stream_writer_getvalue(const struct hurray_stream_writer *w, const uint8_t **data,
+                                  size_t *len, struct hurray_error *err) {
+    HR_FAIL_IF(!w || !data || !len, err, HURRAY_E_ARGUMENT, "writer",
+               "stream writer getvalue: NULL argument");
+    HR_FAIL_IF(w->kind != W_MEMORY, err, HURRAY_E_ARGUMENT, "writer",
+               "stream writer getvalue: the writer has a destination; only a memory writer "
+               "holds its bytes");
+    *data = w->buf;
+    *len = w->len;
+    return HURRAY_OK;
+}
+
+uint64_t hurray_stream_writer_offset(const struct hurray_stream_writer *w) {
+    return w ? w->offset : 0;
+}
+
+void hurray_stream_writer_free(struct hurray_stream_writer *w) {
+    if (!w) return;
+    if (hurray_stream_writer_finish(w, NULL) != HURRAY_OK) {
+        /* free cannot report: a caller who cares finishes first */
+    }
+    hri_free(w->allocator, w->buf, w->cap);
+    hri_free(w->allocator, w->scratch, w->scratch_cap);
+    hri_free(w->allocator, w, sizeof *w);
+}
