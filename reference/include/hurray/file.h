@@ -1,0 +1,158 @@
+/* The HRRYFILE container: canonical writer and validating reader.
+ * docs/spec/file-container.md, kv.md
+ *
+ * Writing: the caller names items (tensors and composites; struct
+ * hurray_item) and borrows them, with an optional KV map, to one of the
+ * writers; nothing is stolen. Composite members get their generated names
+ * "{head}.{index}". Everything is validated before the first byte is written.
+ *
+ * Reading: hurray_file_open_* validate the whole file up front (header,
+ * index, every descriptor, every buffer offset, names, KV, composite trees:
+ * file-container.md § Decoding order) and hand out nothing from a file that
+ * fails. Loaded items borrow their buffer bytes from the file's image (a
+ * page-aligned copy, or a read-only mapping) and hold a reference on it: an
+ * item stays valid after hurray_file_close, and the image is released when
+ * the file and every item loaded from it have been freed. Every loaded
+ * buffer's address satisfies its declared alignment. */
+#ifndef HURRAY_FILE_H
+#define HURRAY_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hurray/alloc.h"
+#include "hurray/descriptor.h"
+#include "hurray/export.h"
+#include "hurray/item.h"
+#include "hurray/kv.h"
+#include "hurray/limit.h"
+#include "hurray/status.h"
+
+HURRAY_EXTERN_C_BEGIN
+
+#define HURRAY_FILE_MAGIC "HRRYFILE"
+#define HURRAY_FILE_HEADER_BYTES 64u
+#define HURRAY_FILE_VERSION_MAJOR 1u
+#define HURRAY_FILE_VERSION_MINOR 0u
+#define HURRAY_FILE_MIN_ENTRY_BYTES 56u
+#define HURRAY_MAX_NAME_BYTES_FORMAT 65535u
+#define HURRAY_MAX_FILE_TENSORS_FORMAT UINT32_MAX
+
+/* Index entry kinds (file-container.md § Index). */
+enum hurray_file_kind {
+    HURRAY_FILE_KIND_TENSOR = 0x01,
+    HURRAY_FILE_KIND_COMPOSITE = 0x02
+};
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* One named top-level item. `name` is a NUL-terminated UTF-8 name (kv.md
+ * HR-KV-6); `item` is a tensor or a composite (borrowed). */
+struct hurray_file_entry {
+    const char *name;
+    const struct hurray_item *item;
+};
+
+/* What a file holds: entries in index order, and the KV map (any order; an
+ * empty map writes no KV section). All borrowed. */
+struct hurray_file_contents {
+    const struct hurray_file_entry *entries;
+    size_t count;
+    const struct hurray_kv_entry *kv;
+    size_t kv_count;
+};
+
+struct hurray_file_write_options {
+    const struct hurray_allocator *allocator; /* temporary plan memory; NULL: default */
+};
+
+/* Exact byte length of the canonical file for `contents`. Refuses exactly
+ * what the writers refuse (file-container.md § Writing). */
+HURRAY_API HURRAY_NODISCARD int hurray_file_encoded_len(const struct hurray_file_contents *contents,
+                                                        const struct hurray_file_write_options *opt,
+                                                        uint64_t *len, struct hurray_error *err);
+/* Writes the canonical file into dst. ARGUMENT if cap is too small. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_encode(const struct hurray_file_contents *contents,
+                                                   const struct hurray_file_write_options *opt,
+                                                   uint8_t *dst, size_t cap, size_t *written,
+                                                   struct hurray_error *err);
+/* Writes the canonical file to `fd` at its current position with write(2)
+ * (EINTR and short writes handled; works on pipes). IO with the system's
+ * message on failure. The fd is not closed. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_write_fd(int fd,
+                                                     const struct hurray_file_contents *contents,
+                                                     const struct hurray_file_write_options *opt,
+                                                     struct hurray_error *err);
+/* Writes the file to a new file beside `path` ("<path>.hurray-tmp-…",
+ * created exclusively, mode 0666 less the umask) and renames it over `path`:
+ * no reader sees a half-written file, and a reader holding a mapping of the
+ * old file keeps its bytes. Validation happens before anything is created; on
+ * failure the temporary file is removed and `path` is untouched. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_write_path(const char *path,
+                                                       const struct hurray_file_contents *contents,
+                                                       const struct hurray_file_write_options *opt,
+                                                       struct hurray_error *err);
+
+/* ---- reading ------------------------------------------------------------- */
+
+enum hurray_file_mode {
+    HURRAY_FILE_COPY = 0, /* read the file into owned, page-aligned memory */
+    HURRAY_FILE_MMAP = 1  /* map it read-only; items borrow from the mapping */
+};
+
+struct hurray_file_options {
+    const struct hurray_limits *limits;       /* NULL: defaults */
+    /* NULL: malloc/free. Every allocation, the loaded items' included: it
+     * must outlive the file and every item loaded from it. */
+    const struct hurray_allocator *allocator;
+    int mode;                                 /* enum hurray_file_mode (open_path only) */
+};
+
+struct hurray_file; /* opaque */
+
+/* Validates a file image of `size` bytes. The image is copied (page-aligned)
+ * first, so `data` need not outlive the call. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_open_memory(const uint8_t *data, size_t size,
+                                                        const struct hurray_file_options *opt,
+                                                        struct hurray_file **out,
+                                                        struct hurray_error *err);
+/* Opens `path` in opt->mode and validates it. Not found, permission denied,
+ * not a regular file, read/map failures: IO with the system's message. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_open_path(const char *path,
+                                                      const struct hurray_file_options *opt,
+                                                      struct hurray_file **out,
+                                                      struct hurray_error *err);
+/* Drops the file's reference on its image. NULL-tolerant. Loaded items stay valid. */
+HURRAY_API void hurray_file_close(struct hurray_file *file);
+
+/* Every index entry, members included, in file order. */
+HURRAY_API size_t hurray_file_entry_count(const struct hurray_file *file);
+/* NUL-terminated name of entry i; NULL when out of range. Valid until close. */
+HURRAY_API const char *hurray_file_entry_name(const struct hurray_file *file, size_t i);
+/* enum hurray_file_kind of entry i; 0 when out of range. */
+HURRAY_API int hurray_file_entry_kind(const struct hurray_file *file, size_t i);
+/* 1 when entry i is a composite member (named by the container), else 0. */
+HURRAY_API int hurray_file_entry_is_member(const struct hurray_file *file, size_t i);
+/* Top-level entries (not composite members), in file order: what load returns. */
+HURRAY_API size_t hurray_file_top_level_count(const struct hurray_file *file);
+/* Entry index of the k-th top-level entry; SIZE_MAX when out of range. */
+HURRAY_API size_t hurray_file_top_level_entry(const struct hurray_file *file, size_t k);
+/* Looks a name up (members included). 1 and *index when found, else 0. */
+HURRAY_API int hurray_file_find(const struct hurray_file *file, const char *name, size_t *index);
+/* Decodes entry i's descriptor into `out` (initialised; reset first). */
+HURRAY_API HURRAY_NODISCARD int hurray_file_entry_descriptor(const struct hurray_file *file,
+                                                             size_t i,
+                                                             struct hurray_descriptor *out,
+                                                             struct hurray_error *err);
+/* Loads entry i as an item: a tensor with its buffers, or a composite head
+ * with its whole member tree (a member entry loads that member's subtree).
+ * Buffers are borrowed from the image, which the item keeps alive; free
+ * with hurray_item_free. ARGUMENT when i is out of range. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_load_item(struct hurray_file *file, size_t i,
+                                                      struct hurray_item **out,
+                                                      struct hurray_error *err);
+/* The KV section (empty when the file has none). Valid until close. */
+HURRAY_API const struct hurray_kv *hurray_file_kv(const struct hurray_file *file);
+
+HURRAY_EXTERN_C_END
+
+#endif

@@ -1,0 +1,1512 @@
+/* The HRRYFILE container (file.c). file-container.md, kv.md
+ *
+ * Valid files are written from items of every layout and quantization scheme
+ * and read back (memory, copy and mapped modes); a second, independent
+ * canonical writer in this file (raw_file) assembles files from raw
+ * descriptor bytes, so the library's layout is checked against the spec's
+ * arithmetic and descriptors the library refuses to write can still be put
+ * in front of the reader. Hostile files are byte patches, each with the one
+ * status the decoding order (HR-FILE-6) gives it. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hurray/hurray.h"
+#include "hurray/composite.h"
+#include "test_support.h"
+
+#define DYN HURRAY_DYNAMIC_DIM
+
+/* ==== little helpers ========================================================== */
+
+static uint64_t get_u64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
+    return v;
+}
+static uint32_t get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static void put_u64(uint8_t *p, uint64_t v) {
+    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static void put_u32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* ==== descriptors and items ===================================================== */
+
+static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
+                                          const uint64_t *shape) {
+    struct hurray_descriptor *d = malloc(sizeof *d);
+    assert_non_null(d);
+    hurray_descriptor_init(d);
+    d->dtype = dtype;
+    d->layout.tag = layout;
+    d->rank = (uint8_t)rank;
+    for (unsigned k = 0; k < rank; k++) d->shape[k] = shape[k];
+    return d;
+}
+
+static void set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size) {
+    d->buffers[i].size = size;
+    d->buffers[i].alignment_log2 = size ? 6 : 0;
+    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+}
+
+/* buffer_count = L + Q, each buffer exactly its requirement (40 bytes where
+ * it cannot be evaluated). Private/unknown layouts keep the caller's. */
+static void fill_buffers(struct hurray_descriptor *d) {
+    int count = -1;
+    uint64_t sizes[HURRAY_MAX_BUFFERS];
+    uint8_t known[HURRAY_MAX_BUFFERS];
+    struct hurray_error err;
+    assert_status(hurray_descriptor_expected_buffer_count(d, &count, &err), HURRAY_OK);
+    if (count < 0) return;
+    d->buffer_count = (uint8_t)count;
+    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, 0);
+    int st = hurray_descriptor_required_sizes(d, sizes, known, &err);
+    if (st != HURRAY_OK) print_error("required_sizes: %s\n", err.message);
+    assert_status(st, HURRAY_OK);
+    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, known[i] ? sizes[i] : 40);
+}
+
+static void quant_init(struct hurray_quant *q, uint8_t scheme) {
+    memset(q, 0, sizeof *q);
+    q->scheme = scheme;
+    q->scale_buffer = q->zero_point_buffer = HURRAY_NO_BUFFER;
+    q->absmax_buffer = q->nested_absmax_buffer = q->quant_map_buffer = HURRAY_NO_BUFFER;
+}
+
+static const uint8_t ext_bytes[32] = "private extension data, 32 byte";
+
+/* One valid descriptor per layout and per quantization scheme. */
+static struct hurray_descriptor *catalogue(unsigned k) {
+    struct hurray_descriptor *d = NULL;
+    switch (k) {
+    case 0: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
+    case 1: return desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
+    case 2: return desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){5, 7});
+    case 3: return desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
+    case 4:
+        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
+        d->layout.strides[0] = -4;
+        d->layout.strides[1] = 1;
+        d->byte_offset = 32;
+        return d;
+    case 5:
+        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
+        d->layout.tile_shape[0] = 2;
+        d->layout.tile_shape[1] = 3;
+        d->layout.strides[0] = 12;
+        d->layout.strides[1] = 6;
+        d->layout.inner_strides[0] = 3;
+        d->layout.inner_strides[1] = 1;
+        return d;
+    case 6: return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
+    case 7: return desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
+    case 8:
+        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){10, 10});
+        d->layout.nnz = 5;
+        return d;
+    case 9:
+        d = desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){4, 5});
+        d->layout.nnz = 6;
+        return d;
+    case 10:
+        d = desc_new(HURRAY_DTYPE_INT32, HURRAY_LAYOUT_CSC, 2, (uint64_t[]){4, 5});
+        d->layout.nnz = 6;
+        return d;
+    case 11:
+        d = desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
+        d->layout.nnz = 6;
+        d->layout.fiber_counts[0] = 2;
+        d->layout.fiber_counts[1] = 4;
+        for (unsigned m = 0; m < 3; m++) d->layout.mode_order[m] = (uint8_t)m;
+        return d;
+    case 12:
+        d = desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
+        d->layout.page_size = 4;
+        d->layout.num_pages = 6;
+        d->layout.num_seqs = 2;
+        d->layout.num_blocks = 5;
+        return d;
+    case 13:
+        d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
+        d->layout.extension_layout_id = 0xDEADBEEFu;
+        d->layout.opaque = ext_bytes;
+        d->layout.opaque_len = 11;
+        d->buffer_count = 2;
+        set_buffer(d, 0, 100);
+        set_buffer(d, 1, 0);
+        return d;
+    case 14:
+        d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
+        d->layout.opaque = ext_bytes;
+        d->layout.opaque_len = 13;
+        d->buffer_count = 1;
+        set_buffer(d, 0, 36);
+        return d;
+    case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
+    case 16:
+        d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
+        d->quant.scale = 0.25;
+        d->quant.zero_point = -3;
+        return d;
+    case 17:
+        d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
+        d->quant.axis = 1;
+        d->quant.scale_buffer = 1;
+        d->quant.zero_point_buffer = 2;
+        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
+        d->quant.zero_point_dtype = HURRAY_DTYPE_INT8;
+        return d;
+    case 18:
+        d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_BLOCK_AFFINE);
+        d->quant.axis = 1;
+        d->quant.scale_buffer = 1;
+        d->quant.zero_point_buffer = 2;
+        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT16;
+        d->quant.zero_point_dtype = HURRAY_DTYPE_UINT8;
+        d->quant.block_size = 32;
+        return d;
+    case 19:
+        d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_NF4);
+        d->quant.flags = HURRAY_NF4_DOUBLE_QUANT;
+        d->quant.absmax_buffer = 1;
+        d->quant.nested_absmax_buffer = 2;
+        d->quant.quant_map_buffer = 3;
+        d->quant.block_size = 64;
+        d->quant.nested_block_size = 256;
+        d->quant.nested_offset = 0.125f;
+        return d;
+    case 20:
+        d = desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_MX);
+        d->quant.axis = 1;
+        d->quant.scale_buffer = 1;
+        d->quant.block_size = 32;
+        return d;
+    case 21:
+        d = desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_NVFP4);
+        d->quant.axis = 1;
+        d->quant.scale_buffer = 1;
+        d->quant.block_size = 16;
+        d->quant.tensor_scale = 2.0f;
+        return d;
+    case 22:
+        d = catalogue(12);
+        d->dtype = HURRAY_DTYPE_INT8;
+        d->has_quant = 1;
+        quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
+        d->quant.axis = 2;
+        d->quant.scale_buffer = 3;
+        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
+        return d;
+    case 23:
+        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
+        d->has_statistics = 1;
+        d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
+        d->statistics.min = -1.5;
+        d->statistics.max = 2.0;
+        d->statistics.nan_count = 1;
+        return d;
+    case 24: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
+    default: return NULL;
+    }
+}
+#define CATALOGUE 25
+
+static uint8_t pattern(unsigned seed, uint64_t k) { return (uint8_t)(seed * 37u + k * 13u + 1u); }
+
+/* A tensor item around `d` (taken), each buffer filled with a pattern. */
+static struct hurray_item *tensor_item(struct hurray_descriptor *d, unsigned seed) {
+    struct hurray_item *it = calloc(1, sizeof *it);
+    assert_non_null(it);
+    it->descriptor = d;
+    it->owns_buffers = HURRAY_ITEM_OWNS_BUFFERS;
+    if (d->buffer_count) {
+        it->buffers = calloc(d->buffer_count, sizeof *it->buffers);
+        assert_non_null(it->buffers);
+    }
+    for (unsigned b = 0; b < d->buffer_count; b++) {
+        it->buffers[b].size = d->buffers[b].size;
+        if (!d->buffers[b].size) continue;
+        it->buffers[b].data = malloc((size_t)d->buffers[b].size);
+        assert_non_null(it->buffers[b].data);
+        for (uint64_t k = 0; k < d->buffers[b].size; k++)
+            it->buffers[b].data[k] = pattern(seed + b, k);
+    }
+    return it;
+}
+
+static struct hurray_item *catalogue_item(unsigned k) {
+    struct hurray_descriptor *d = catalogue(k);
+    assert_non_null(d);
+    fill_buffers(d);
+    return tensor_item(d, k);
+}
+
+static struct hurray_item *composite_item(struct hurray_descriptor *head,
+                                          struct hurray_item **members, uint32_t n) {
+    struct hurray_item *it = calloc(1, sizeof *it);
+    assert_non_null(it);
+    it->descriptor = head;
+    it->members = malloc(n * sizeof *it->members);
+    assert_non_null(it->members);
+    memcpy(it->members, members, n * sizeof *members);
+    it->member_count = n;
+    return it;
+}
+
+static struct hurray_descriptor *head_new(uint8_t rule, uint8_t combine, uint32_t n,
+                                          unsigned rank, const uint64_t *shape) {
+    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE, rank,
+                                           shape);
+    d->layout.rule = rule;
+    d->layout.combine = combine;
+    d->layout.member_count = n;
+    return d;
+}
+
+/* A float32 member of `shape` with a shard box in [4, 4]. */
+static struct hurray_item *box_member(const uint64_t *shape, const uint64_t *offset,
+                                      uint32_t index, uint32_t count, unsigned seed) {
+    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape);
+    d->has_shard = 1;
+    d->shard.shard_index = index;
+    d->shard.shard_count = count;
+    d->shard.global_shape[0] = d->shard.global_shape[1] = 4;
+    d->shard.global_offset[0] = offset[0];
+    d->shard.global_offset[1] = offset[1];
+    fill_buffers(d);
+    return tensor_item(d, seed);
+}
+
+/* A [4, 4] partition of two [2, 4] rows. */
+static struct hurray_item *partition_item(void) {
+    struct hurray_item *m[2] = {
+        box_member((uint64_t[]){2, 4}, (uint64_t[]){0, 0}, 0, 2, 50),
+        box_member((uint64_t[]){2, 4}, (uint64_t[]){2, 0}, 1, 2, 51)};
+    return composite_item(head_new(HURRAY_RULE_PARTITION, HURRAY_COMBINE_NONE, 2, 2,
+                                   (uint64_t[]){4, 4}),
+                          m, 2);
+}
+
+/* A [4, 4] overlay: a base and one [2, 2] correction at (1, 1); roles derived. */
+static struct hurray_item *overlay_item(void) {
+    struct hurray_descriptor *base =
+        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+    fill_buffers(base);
+    struct hurray_item *m[2] = {tensor_item(base, 60),
+                                box_member((uint64_t[]){2, 2}, (uint64_t[]){1, 1}, 0, 1, 61)};
+    struct hurray_item *it = composite_item(
+        head_new(HURRAY_RULE_OVERLAY, HURRAY_COMBINE_ADD, 2, 2, (uint64_t[]){4, 4}), m, 2);
+    struct hurray_error err;
+    assert_status(hurray_composite_assign_roles(it, &err), HURRAY_OK);
+    return it;
+}
+
+/* A group of an int8 tensor and a partition: nested composites. */
+static struct hurray_item *group_item(void) {
+    struct hurray_descriptor *t = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                           (uint64_t[]){3});
+    fill_buffers(t);
+    struct hurray_item *m[2] = {tensor_item(t, 70), partition_item()};
+    return composite_item(head_new(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE, 2, 1, (uint64_t[]){2}),
+                          m, 2);
+}
+
+/* Items equal: descriptors (HR-DESC-7), buffer bytes, members. */
+static void assert_items_equal(const struct hurray_item *a, const struct hurray_item *b) {
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(hurray_descriptor_equal(a->descriptor, b->descriptor));
+    assert_int_equal(a->member_count, b->member_count);
+    for (uint32_t k = 0; k < a->member_count; k++) assert_items_equal(a->members[k], b->members[k]);
+    if (hurray_item_is_composite(a)) return;
+    for (unsigned i = 0; i < a->descriptor->buffer_count; i++) {
+        assert_int_equal(a->buffers[i].size, b->buffers[i].size);
+        if (a->buffers[i].size)
+            assert_memory_equal(a->buffers[i].data, b->buffers[i].data, a->buffers[i].size);
+    }
+}
+
+/* Every buffer's address satisfies its declared alignment (HR-FILE-8). */
+static void assert_aligned(const struct hurray_item *it) {
+    for (uint32_t k = 0; k < it->member_count; k++) assert_aligned(it->members[k]);
+    if (hurray_item_is_composite(it)) return;
+    for (unsigned i = 0; i < it->descriptor->buffer_count; i++) {
+        uintptr_t a = (uintptr_t)1 << it->descriptor->buffers[i].alignment_log2;
+        if (it->buffers[i].size) assert_int_equal((uintptr_t)it->buffers[i].data % a, 0);
+        else assert_null(it->buffers[i].data);
+    }
+}
+
+/* ==== writing and opening ========================================================== */
+
+static uint8_t *encode_ok(const struct hurray_file_entry *e, size_t n,
+                          const struct hurray_kv_entry *kv, size_t kvn, size_t *len) {
+    struct hurray_file_contents c = {e, n, kv, kvn};
+    struct hurray_error err;
+    uint64_t want = 0;
+    int st = hurray_file_encoded_len(&c, NULL, &want, &err);
+    if (st != HURRAY_OK) print_error("encoded_len: %s: %s: %s\n", hurray_status_name(st), err.field, err.message);
+    assert_status(st, HURRAY_OK);
+    uint8_t *buf = malloc((size_t)want);
+    assert_non_null(buf);
+    assert_status(hurray_file_encode(&c, NULL, buf, (size_t)want, len, &err), HURRAY_OK);
+    assert_int_equal(*len, want);
+    return buf;
+}
+
+/* Opens a copy of exactly len bytes (so over-reads are caught). */
+static int open_exact(const uint8_t *src, size_t len, const struct hurray_limits *lim,
+                      struct hurray_file **f, struct hurray_error *err) {
+    uint8_t *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    if (len) memcpy(copy, src, len);
+    struct hurray_file_options opt = {lim, NULL, HURRAY_FILE_COPY};
+    *f = (struct hurray_file *)(uintptr_t)1;
+    int st = hurray_file_open_memory(copy, len, &opt, f, err);
+    free(copy);
+    if (st != HURRAY_OK) assert_null(*f);
+    return st;
+}
+
+static void expect_open(const uint8_t *src, size_t len, const struct hurray_limits *lim, int code,
+                        const char *field) {
+    struct hurray_file *f = NULL;
+    struct hurray_error err;
+    test_error_poison(&err);
+    int st = open_exact(src, len, lim, &f, &err);
+    if (st != code)
+        print_error("open: got %s (%s: %s), want %s\n", hurray_status_name(st),
+                    st ? err.field : "", st ? err.message : "", hurray_status_name(code));
+    assert_status(st, code);
+    if (code != HURRAY_OK) assert_hurray_error(&err, code, field);
+    hurray_file_close(f);
+}
+
+/* Locations of index entry i in a file image (parsed here, independently). */
+struct loc {
+    size_t entry, name, desc, desc_len, offsets, end;
+};
+
+static struct loc locate(const uint8_t *img, size_t i) {
+    struct loc l;
+    size_t pos = 72;
+    for (size_t k = 0;; k++) {
+        l.entry = pos;
+        l.name = pos + 8;
+        l.desc = l.name + (size_t)up(get_u32(img + pos), 8);
+        l.desc_len = get_u32(img + l.desc + 8);
+        l.offsets = l.desc + l.desc_len;
+        l.end = l.offsets + 8u * img[l.desc + 21];
+        if (k == i) return l;
+        pos = l.end;
+    }
+}
+
+/* ==== an independent canonical writer ================================================= */
+
+struct raw_entry {
+    const char *name;
+    uint8_t kind;
+    const uint8_t *desc; /* encoded descriptor */
+    size_t desc_len;
+};
+
+/* file-container.md § Placement, § Buffer placement, computed here from the
+ * spec alone; buffer bytes are pattern(seed = entry index + buffer, k). */
+static uint8_t *raw_file(const struct raw_entry *e, size_t n, const uint8_t *kv, size_t kv_len,
+                         size_t *out_len) {
+    uint64_t index_len = 8, pos = 0, offs[64][8];
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *d = e[i].desc;
+        unsigned rank = d[20], bc = d[21];
+        index_len += 8 + up(strlen(e[i].name), 8) + e[i].desc_len + 8u * bc;
+        for (unsigned b = 0; b < bc; b++) {
+            const uint8_t *t = d + 32 + 8 * rank + 16 * b;
+            uint64_t a = (uint64_t)1 << t[8];
+            offs[i][b] = up(pos, a > 64 ? a : 64);
+            pos = offs[i][b] + get_u64(t);
+        }
+    }
+    uint64_t meta_end = 64 + index_len + kv_len, data_off = up(meta_end, 4096);
+    uint64_t data_len = up(pos, 64), total = data_off + data_len;
+    uint8_t *f = calloc(1, (size_t)total);
+    assert_non_null(f);
+    memcpy(f, "HRRYFILE", 8);
+    f[8] = 1;
+    put_u64(f + 16, 64);
+    put_u64(f + 24, index_len);
+    put_u64(f + 32, kv_len ? 64 + index_len : 0);
+    put_u64(f + 40, kv_len);
+    put_u64(f + 48, data_off);
+    put_u64(f + 56, data_len);
+    size_t at = 64;
+    put_u64(f + at, n);
+    at += 8;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *d = e[i].desc;
+        unsigned rank = d[20], bc = d[21];
+        put_u32(f + at, (uint32_t)strlen(e[i].name));
+        f[at + 4] = e[i].kind;
+        memcpy(f + at + 8, e[i].name, strlen(e[i].name));
+        at += 8 + (size_t)up(strlen(e[i].name), 8);
+        memcpy(f + at, d, e[i].desc_len);
+        at += e[i].desc_len;
+        for (unsigned b = 0; b < bc; b++, at += 8) {
+            const uint8_t *t = d + 32 + 8 * rank + 16 * b;
+            put_u64(f + at, offs[i][b]);
+            for (uint64_t k = 0; k < get_u64(t); k++)
+                f[data_off + offs[i][b] + k] = pattern((unsigned)(i + b), k);
+        }
+    }
+    if (kv_len) memcpy(f + at, kv, kv_len);
+    *out_len = (size_t)total;
+    return f;
+}
+
+static size_t encode_desc(const struct hurray_descriptor *d, uint8_t *buf, size_t cap) {
+    size_t n = 0;
+    struct hurray_error err;
+    assert_status(hurray_descriptor_encode(d, buf, cap, &n, &err), HURRAY_OK);
+    return n;
+}
+
+/* ==== a standard small file =========================================================== */
+
+/* Entries: "a" (row_major, 1 buffer), "q" (per-channel, 3 buffers), "g" (a
+ * group with a partition inside); KV {"k": "v", "n": 1}. */
+struct std_file {
+    struct hurray_item *items[3];
+    struct hurray_file_entry entries[3];
+    struct hurray_kv_entry kv[2];
+    uint8_t *bytes;
+    size_t len;
+};
+
+static void std_make(struct std_file *s) {
+    s->items[0] = catalogue_item(1);
+    s->items[1] = catalogue_item(17);
+    s->items[2] = group_item();
+    s->entries[0] = (struct hurray_file_entry){"a", s->items[0]};
+    s->entries[1] = (struct hurray_file_entry){"q", s->items[1]};
+    s->entries[2] = (struct hurray_file_entry){"g", s->items[2]};
+    memset(s->kv, 0, sizeof s->kv);
+    s->kv[0].key = "n";
+    s->kv[0].key_len = 1;
+    s->kv[0].value.type = HURRAY_KV_INT64;
+    s->kv[0].value.v.i64 = 1;
+    s->kv[1].key = "k";
+    s->kv[1].key_len = 1;
+    s->kv[1].value.type = HURRAY_KV_STRING;
+    s->kv[1].value.v.bytes.data = (const uint8_t *)"v";
+    s->kv[1].value.v.bytes.len = 1;
+    s->bytes = encode_ok(s->entries, 3, s->kv, 2, &s->len);
+}
+
+static void std_free(struct std_file *s) {
+    for (int k = 0; k < 3; k++) hurray_item_free(s->items[k]);
+    free(s->bytes);
+}
+
+/* ==== round trips ===================================================================== */
+
+/* file-container.md § Worked example, byte for byte. */
+static void test_HR_FILE_1_worked_example(void **state) {
+    (void)state;
+    struct hurray_descriptor *d =
+        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
+    d->buffer_count = 1;
+    set_buffer(d, 0, 24);
+    struct hurray_item *it = tensor_item(d, 0);
+    for (int k = 0; k < 6; k++) {
+        float v = (float)(k + 1);
+        memcpy(it->buffers[0].data + 4 * k, &v, 4);
+    }
+    struct hurray_file_entry e = {"w", it};
+    struct hurray_kv_entry kv;
+    memset(&kv, 0, sizeof kv);
+    kv.key = "a";
+    kv.key_len = 1;
+    kv.value.type = HURRAY_KV_INT64;
+    kv.value.v.i64 = 1;
+    size_t len = 0;
+    uint8_t *f = encode_ok(&e, 1, &kv, 1, &len);
+    assert_int_equal(len, 4160);
+    static const uint8_t head[] = {
+        0x48, 0x52, 0x52, 0x59, 0x46, 0x49, 0x4C, 0x45, 1, 0, 0, 0, 0, 0, 0, 0,
+        0x40, 0, 0, 0, 0, 0, 0, 0, 0x68, 0, 0, 0, 0, 0, 0, 0,
+        0xA8, 0, 0, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0,
+        0x00, 0x10, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 1, 0, 0, 0, 0x77, 0, 0, 0, 0, 0, 0, 0};
+    assert_bytes_equal(f, sizeof head, head, sizeof head);
+    static const uint8_t desc[72] = {
+        0x48, 0x52, 0x59, 0x44, 1, 0, 0, 0, 0x48, 0, 0, 0, 0, 0, 0, 0,
+        0x0C, 1, 1, 1, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+        0x18, 0, 0, 0, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0};
+    assert_bytes_equal(f + 0x58, 72, desc, 72);
+    static const uint8_t tail[] = {
+        0, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 2, 0, 0, 0, 0x61, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 0, 0, 0, 0};
+    assert_bytes_equal(f + 0xA0, sizeof tail, tail, sizeof tail);
+    for (size_t k = 0xC8; k < 0x1000; k++) assert_int_equal(f[k], 0);
+    static const uint8_t data[24] = {0, 0, 0x80, 0x3F, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40,
+                                     0, 0, 0x80, 0x40, 0, 0, 0xA0, 0x40, 0, 0, 0xC0, 0x40};
+    assert_bytes_equal(f + 0x1000, 24, data, 24);
+    for (size_t k = 0x1018; k < len; k++) assert_int_equal(f[k], 0);
+    /* the spec's mutations */
+    uint8_t *g = malloc(len + 1);
+    assert_non_null(g);
+    memcpy(g, f, len);
+    put_u64(g + 48, 8192);
+    expect_open(g, len, NULL, HURRAY_E_OFFSET, "header.data_offset");
+    memcpy(g, f, len);
+    g[len] = 0;
+    expect_open(g, len + 1, NULL, HURRAY_E_LENGTH, "file");
+    g[0x1018] = 1;
+    expect_open(g, len, NULL, HURRAY_E_RESERVED_NONZERO, "data.padding");
+    expect_open(f, len, NULL, HURRAY_OK, NULL);
+    free(g);
+    free(f);
+    hurray_item_free(it);
+}
+
+/* Every layout and scheme, all buffers of multi-buffer tensors, back
+ * byte-identical; the file re-encodes canonically from what was loaded
+ * (HR-FILE-2); the independent writer agrees byte for byte. */
+static void test_HR_FILE_2_round_trip_every_layout_and_scheme(void **state) {
+    (void)state;
+    struct hurray_item *items[CATALOGUE];
+    struct hurray_file_entry e[CATALOGUE];
+    char names[CATALOGUE][8];
+    static const uint8_t aligns[] = {0, 3, 6, 7, 12, 9};
+    for (unsigned k = 0; k < CATALOGUE; k++) {
+        items[k] = catalogue_item(k);
+        /* a variety of declared alignments (empty buffers declare 1) */
+        for (unsigned b = 0; b < items[k]->descriptor->buffer_count; b++)
+            if (items[k]->descriptor->buffers[b].size)
+                items[k]->descriptor->buffers[b].alignment_log2 = aligns[(k + b) % 6];
+        snprintf(names[k], sizeof names[k], "t%02u", k);
+        e[k] = (struct hurray_file_entry){names[k], items[k]};
+    }
+    size_t len = 0;
+    uint8_t *f = encode_ok(e, CATALOGUE, NULL, 0, &len);
+
+    /* the independent writer */
+    struct raw_entry raw[CATALOGUE];
+    uint8_t *descs = malloc(CATALOGUE * 4096);
+    assert_non_null(descs);
+    for (unsigned k = 0; k < CATALOGUE; k++) {
+        raw[k].name = names[k];
+        raw[k].kind = HURRAY_FILE_KIND_TENSOR;
+        raw[k].desc = descs + 4096 * k;
+        raw[k].desc_len = encode_desc(items[k]->descriptor, descs + 4096 * k, 4096);
+        for (unsigned b = 0; b < items[k]->descriptor->buffer_count; b++) /* raw's pattern */
+            for (uint64_t j = 0; j < items[k]->buffers[b].size; j++)
+                items[k]->buffers[b].data[j] = pattern(k + b, j);
+    }
+    free(f);
+    f = encode_ok(e, CATALOGUE, NULL, 0, &len);
+    size_t raw_len = 0;
+    uint8_t *r = raw_file(raw, CATALOGUE, NULL, 0, &raw_len);
+    assert_bytes_equal(f, len, r, raw_len);
+    free(r);
+    free(descs);
+
+    struct hurray_file *file = NULL;
+    struct hurray_error err;
+    assert_status(open_exact(f, len, NULL, &file, &err), HURRAY_OK);
+    assert_int_equal(hurray_file_entry_count(file), CATALOGUE);
+    assert_int_equal(hurray_file_top_level_count(file), CATALOGUE);
+    assert_int_equal(hurray_file_kv(file)->count, 0); /* no KV section: empty */
+    struct hurray_item *back[CATALOGUE];
+    for (unsigned k = 0; k < CATALOGUE; k++) {
+        assert_string_equal(hurray_file_entry_name(file, k), names[k]);
+        assert_int_equal(hurray_file_entry_kind(file, k), HURRAY_FILE_KIND_TENSOR);
+        assert_status(hurray_file_load_item(file, k, &back[k], &err), HURRAY_OK);
+        assert_items_equal(items[k], back[k]);
+        assert_aligned(back[k]);
+        e[k].item = back[k];
+    }
+    hurray_file_close(file);
+    size_t len2 = 0;
+    uint8_t *again = encode_ok(e, CATALOGUE, NULL, 0, &len2);
+    assert_bytes_equal(again, len2, f, len);
+    for (unsigned k = 0; k < CATALOGUE; k++) {
+        hurray_item_free(back[k]);
+        hurray_item_free(items[k]);
+    }
+    free(again);
+    free(f);
+}
+
+static void test_HR_FILE_3_composites(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct hurray_item *ov = overlay_item();
+    struct hurray_file_entry e[4] = {s.entries[0], s.entries[1], s.entries[2], {"o", ov}};
+    size_t len = 0;
+    uint8_t *f = encode_ok(e, 4, NULL, 0, &len);
+    struct hurray_file *file = NULL;
+    struct hurray_error err;
+    assert_status(open_exact(f, len, NULL, &file, &err), HURRAY_OK);
+    static const char *want[] = {"a", "q", "g", "g.0", "g.1", "g.1.0", "g.1.1", "o", "o.0", "o.1"};
+    static const int member[] = {0, 0, 0, 1, 1, 1, 1, 0, 1, 1};
+    assert_int_equal(hurray_file_entry_count(file), 10);
+    for (size_t i = 0; i < 10; i++) {
+        assert_string_equal(hurray_file_entry_name(file, i), want[i]);
+        assert_int_equal(hurray_file_entry_is_member(file, i), member[i]);
+        size_t at = 99;
+        assert_true(hurray_file_find(file, want[i], &at));
+        assert_int_equal(at, i);
+    }
+    assert_int_equal(hurray_file_entry_kind(file, 2), HURRAY_FILE_KIND_COMPOSITE);
+    assert_int_equal(hurray_file_entry_kind(file, 4), HURRAY_FILE_KIND_COMPOSITE);
+    assert_int_equal(hurray_file_entry_kind(file, 5), HURRAY_FILE_KIND_TENSOR);
+    assert_null(hurray_file_entry_name(file, 10));
+    assert_false(hurray_file_find(file, "g.2", NULL));
+    assert_false(hurray_file_find(file, "", NULL));
+    /* top level skips members */
+    assert_int_equal(hurray_file_top_level_count(file), 4);
+    static const size_t tops[] = {0, 1, 2, 7};
+    for (size_t k = 0; k < 4; k++) assert_int_equal(hurray_file_top_level_entry(file, k), tops[k]);
+    assert_int_equal(hurray_file_top_level_entry(file, 4), SIZE_MAX);
+    /* by head: the whole tree; by member name: the member (subtree) */
+    struct hurray_item *g = NULL, *g1 = NULL, *g10 = NULL, *o = NULL;
+    assert_status(hurray_file_load_item(file, 2, &g, &err), HURRAY_OK);
+    assert_items_equal(s.items[2], g);
+    assert_status(hurray_composite_validate(g, NULL, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(file, 4, &g1, &err), HURRAY_OK);
+    assert_items_equal(s.items[2]->members[1], g1);
+    assert_status(hurray_file_load_item(file, 5, &g10, &err), HURRAY_OK);
+    assert_items_equal(s.items[2]->members[1]->members[0], g10);
+    assert_status(hurray_file_load_item(file, 7, &o, &err), HURRAY_OK);
+    assert_items_equal(ov, o);
+    assert_int_equal(o->members[0]->descriptor->role, HURRAY_ROLE_BASE);
+    assert_int_equal(o->members[1]->descriptor->role, HURRAY_ROLE_CORRECTION);
+    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    assert_status(hurray_file_entry_descriptor(file, 4, d, &err), HURRAY_OK);
+    assert_true(hurray_descriptor_equal(d, s.items[2]->members[1]->descriptor));
+    hurray_descriptor_reset(d);
+    free(d);
+    hurray_item_free(o);
+    assert_status(hurray_file_load_item(file, 10, &o, &err), HURRAY_E_ARGUMENT);
+    assert_null(o);
+    hurray_file_close(file);
+    hurray_item_free(g);
+    hurray_item_free(g1);
+    hurray_item_free(g10);
+    hurray_item_free(ov);
+    free(f);
+    std_free(&s);
+}
+
+static void test_HR_FILE_4_kv_section(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct hurray_file *file = NULL;
+    struct hurray_error err;
+    assert_status(open_exact(s.bytes, s.len, NULL, &file, &err), HURRAY_OK);
+    const struct hurray_kv *kv = hurray_file_kv(file);
+    assert_int_equal(kv->count, 2);
+    assert_string_equal(kv->entries[0].key, "k"); /* sorted */
+    assert_true(hurray_kv_value_equal(&kv->entries[0].value, &s.kv[1].value));
+    assert_true(hurray_kv_value_equal(&kv->entries[1].value, &s.kv[0].value));
+    /* re-written from what was read: the same file */
+    size_t len = 0;
+    uint8_t *again = encode_ok(s.entries, 3, kv->entries, kv->count, &len);
+    assert_bytes_equal(again, len, s.bytes, s.len);
+    free(again);
+    hurray_file_close(file);
+
+    /* inside a file, a KV read past kv_length is LENGTH (the file is complete) */
+    uint8_t *b = malloc(s.len);
+    assert_non_null(b);
+    size_t kv_at = (size_t)get_u64(s.bytes + 32);
+    memcpy(b, s.bytes, s.len);
+    b[kv_at] = 3; /* entry_count 3 */
+    expect_open(b, s.len, NULL, HURRAY_E_LENGTH, "kv/");
+    memcpy(b, s.bytes, s.len);
+    b[kv_at + 12] = 0x09; /* value tag */
+    expect_open(b, s.len, NULL, HURRAY_E_UNSUPPORTED, "kv/");
+    free(b);
+    /* a present but empty section: CONSTRAINT (HR-FILE-4) */
+    uint8_t desc[4096];
+    size_t dl = encode_desc(s.items[0]->descriptor, desc, sizeof desc);
+    struct raw_entry re = {"a", HURRAY_FILE_KIND_TENSOR, desc, dl};
+    static const uint8_t empty_kv[8] = {0};
+    size_t rl = 0;
+    uint8_t *r = raw_file(&re, 1, empty_kv, 8, &rl);
+    expect_open(r, rl, NULL, HURRAY_E_CONSTRAINT, "kv.entry_count");
+    free(r);
+    r = raw_file(&re, 1, NULL, 0, &rl);
+    expect_open(r, rl, NULL, HURRAY_OK, NULL);
+    free(r);
+    std_free(&s);
+}
+
+/* ==== reading modes (HR-FILE-8) ======================================================== */
+
+static char tmp_dir[64];
+
+static int setup_tmp(void **state) {
+    (void)state;
+    strcpy(tmp_dir, "/tmp/hurray_file_test_XXXXXX");
+    return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state) {
+    (void)state;
+    char p[128];
+    static const char *files[] = {"a.hry", "b.hry", "bad.hry"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s", tmp_dir, files[k]);
+        unlink(p);
+    }
+    snprintf(p, sizeof p, "%s/dir", tmp_dir);
+    rmdir(p);
+    return rmdir(tmp_dir);
+}
+
+static void tmp_path(char *out, size_t cap, const char *name) {
+    snprintf(out, cap, "%s/%s", tmp_dir, name);
+}
+
+/* 1 when p lies in a mapping of this process (/proc/self/maps; where that
+ * does not exist the answer is `expected`: the allocator count still checks
+ * that the image was released). */
+static int mapped(const void *p, int expected) {
+    FILE *fp = fopen("/proc/self/maps", "r");
+    char line[512];
+    int found = 0;
+    if (!fp) return expected;
+    while (!found && fgets(line, sizeof line, fp)) {
+        unsigned long long lo = 0, hi = 0;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+            found = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    }
+    fclose(fp);
+    return found;
+}
+
+static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "a.hry");
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_error err;
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_MMAP};
+    struct hurray_file *file = NULL;
+    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    struct hurray_item *it[3];
+    for (size_t k = 0; k < 3; k++) {
+        size_t i = hurray_file_top_level_entry(file, k);
+        assert_status(hurray_file_load_item(file, i, &it[k], &err), HURRAY_OK);
+        assert_aligned(it[k]);
+        assert_items_equal(s.items[k], it[k]);
+    }
+    const uint8_t *p0 = it[0]->buffers[0].data;
+    assert_true(mapped(p0, 1));
+    hurray_file_close(file); /* the items keep the mapping */
+    assert_true(mapped(p0, 1));
+    for (size_t k = 0; k < 3; k++) assert_items_equal(s.items[k], it[k]);
+    hurray_item_free(it[1]);
+    hurray_item_free(it[2]);
+    assert_true(mapped(p0, 1));
+    assert_true(ta.live_allocs > 0);
+    hurray_item_free(it[0]); /* the last reference: unmapped */
+    assert_false(mapped(p0, 0));
+    assert_alloc_clean(&ta);
+
+    /* copy mode: page-aligned owned memory, same lifetime rule */
+    test_alloc_init(&ta, 0);
+    opt.mode = HURRAY_FILE_COPY;
+    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(file, 1, &it[1], &err), HURRAY_OK);
+    hurray_file_close(file);
+    assert_aligned(it[1]);
+    assert_items_equal(s.items[1], it[1]);
+    hurray_item_free(it[1]);
+    assert_alloc_clean(&ta);
+    opt.mode = 7;
+    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_E_ARGUMENT);
+
+    /* the path holds exactly the canonical bytes */
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    uint8_t *disk = malloc(s.len + 1);
+    assert_non_null(disk);
+    assert_int_equal(fread(disk, 1, s.len + 1, fp), s.len);
+    fclose(fp);
+    assert_bytes_equal(disk, s.len, s.bytes, s.len);
+    free(disk);
+    std_free(&s);
+}
+
+static void test_HR_FILE_8_io_errors(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_error err;
+    struct hurray_file *file = NULL;
+    char path[128];
+    tmp_path(path, sizeof path, "missing.hry");
+    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_hurray_error(&err, HURRAY_E_IO, "file");
+    assert_non_null(strstr(err.message, "No such file"));
+    tmp_path(path, sizeof path, "dir");
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
+    tmp_path(path, sizeof path, "nodir/x.hry");
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
+    /* a short file on disk: TRUNCATED, as in memory */
+    tmp_path(path, sizeof path, "bad.hry");
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(s.bytes, 1, s.len - 1, fp), s.len - 1);
+    fclose(fp);
+    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
+    struct hurray_file_options mopt = {NULL, NULL, HURRAY_FILE_MMAP};
+    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    fp = fopen(path, "wb");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    /* a refused file leaves the path untouched */
+    tmp_path(path, sizeof path, "b.hry");
+    struct hurray_file_entry dup[2] = {s.entries[0], s.entries[0]};
+    struct hurray_file_contents bad = {dup, 2, NULL, 0};
+    assert_status(hurray_file_write_path(path, &bad, NULL, &err), HURRAY_E_DUPLICATE);
+    assert_int_equal(access(path, F_OK), -1);
+    /* write_fd through a pipe */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_true(s.len < 65536);
+    assert_status(hurray_file_write_fd(fds[1], &c, NULL, &err), HURRAY_OK);
+    close(fds[1]);
+    uint8_t *got = malloc(s.len + 8);
+    assert_non_null(got);
+    size_t n = 0;
+    for (ssize_t r; (r = read(fds[0], got + n, s.len + 8 - n)) > 0;) n += (size_t)r;
+    close(fds[0]);
+    assert_bytes_equal(got, n, s.bytes, s.len);
+    free(got);
+    assert_status(hurray_file_write_fd(-1, &c, NULL, &err), HURRAY_E_ARGUMENT);
+    std_free(&s);
+}
+
+
+/* HR-FILE-7: the path is replaced by rename, so a mapping of the old file
+ * keeps its bytes (a truncation in place would SIGBUS it), and nothing is
+ * left beside the path. */
+static void test_HR_FILE_7_write_path_replaces(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "a.hry");
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_error err;
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_MMAP};
+    struct hurray_file *file = NULL;
+    struct hurray_item *old = NULL;
+    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(file, 1, &old, &err), HURRAY_OK);
+    hurray_file_close(file);
+    struct hurray_file_contents one = {&s.entries[0], 1, NULL, 0};
+    assert_status(hurray_file_write_path(path, &one, NULL, &err), HURRAY_OK);
+    assert_items_equal(s.items[1], old); /* still the old file's bytes */
+    hurray_item_free(old);
+    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_int_equal(hurray_file_entry_count(file), 1);
+    hurray_file_close(file);
+    DIR *dir = opendir(tmp_dir);
+    assert_non_null(dir);
+    for (struct dirent *de; (de = readdir(dir)) != NULL;)
+        assert_null(strstr(de->d_name, "hurray-tmp"));
+    closedir(dir);
+    std_free(&s);
+}
+
+/* ==== hostile files ======================================================================= */
+
+static uint8_t *dup_bytes(const uint8_t *p, size_t n) {
+    uint8_t *b = malloc(n + 64);
+    assert_non_null(b);
+    memcpy(b, p, n);
+    memset(b + n, 0, 64);
+    return b;
+}
+
+static void test_HR_FILE_6_every_prefix_is_truncated(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    for (size_t n = 0; n < s.len; n++) expect_open(s.bytes, n, NULL, HURRAY_E_TRUNCATED, NULL);
+    expect_open(s.bytes, s.len, NULL, HURRAY_OK, NULL);
+    uint8_t *b = dup_bytes(s.bytes, s.len);
+    expect_open(b, s.len + 1, NULL, HURRAY_E_LENGTH, "file"); /* trailing bytes */
+    expect_open(b, s.len + 64, NULL, HURRAY_E_LENGTH, "file");
+    free(b);
+    std_free(&s);
+}
+
+static void patch_u64(const struct std_file *s, size_t at, uint64_t v, const struct hurray_limits *lim,
+                      int code, const char *field) {
+    uint8_t *b = dup_bytes(s->bytes, s->len);
+    put_u64(b + at, v);
+    expect_open(b, s->len, lim, code, field);
+    free(b);
+}
+
+static void patch_u8(const struct std_file *s, size_t at, uint8_t v, const struct hurray_limits *lim,
+                     int code, const char *field) {
+    uint8_t *b = dup_bytes(s->bytes, s->len);
+    b[at] = v;
+    expect_open(b, s->len, lim, code, field);
+    free(b);
+}
+
+static void test_HR_FILE_4_header_lies(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    const uint64_t il = get_u64(s.bytes + 24), kvo = get_u64(s.bytes + 32),
+                   kvl = get_u64(s.bytes + 40), dof = get_u64(s.bytes + 48),
+                   dl = get_u64(s.bytes + 56);
+    assert_int_equal(kvo, 64 + il);
+    assert_int_equal(dof, 4096);
+    struct hurray_limits lim;
+    patch_u8(&s, 0, 'X', NULL, HURRAY_E_BAD_MAGIC, "header.magic");
+    patch_u8(&s, 8, 2, NULL, HURRAY_E_VERSION, "header.version_major");
+    patch_u8(&s, 9, 1, NULL, HURRAY_E_VERSION, "header.version_major");
+    patch_u8(&s, 10, 7, NULL, HURRAY_OK, NULL); /* any minor */
+    patch_u8(&s, 12, 1, NULL, HURRAY_E_RESERVED_NONZERO, "header.reserved");
+    patch_u8(&s, 15, 1, NULL, HURRAY_E_RESERVED_NONZERO, "header.reserved");
+    patch_u64(&s, 16, 128, NULL, HURRAY_E_OFFSET, "header.index_offset");
+    patch_u64(&s, 16, 0, NULL, HURRAY_E_OFFSET, "header.index_offset");
+    patch_u64(&s, 24, il + 4, NULL, HURRAY_E_LENGTH, "header.index_length");
+    patch_u64(&s, 24, 0, NULL, HURRAY_E_LENGTH, "header.index_length");
+    patch_u64(&s, 24, UINT64_MAX - 7, NULL, HURRAY_E_OVERFLOW, "header.index_length");
+    patch_u64(&s, 24, il + 8, NULL, HURRAY_E_OFFSET, "header.kv_offset"); /* KV no longer follows */
+    patch_u64(&s, 32, 0, NULL, HURRAY_E_OFFSET, "header.kv_offset");
+    patch_u64(&s, 32, kvo + 8, NULL, HURRAY_E_OFFSET, "header.kv_offset");
+    patch_u64(&s, 40, 0, NULL, HURRAY_E_OFFSET, "header.kv_offset"); /* (offset, 0) */
+    patch_u64(&s, 40, kvl + 4, NULL, HURRAY_E_LENGTH, "header.kv_length");
+    hurray_limits_default(&lim);
+    lim.max_kv_bytes = kvl - 8;
+    patch_u64(&s, 40, kvl, &lim, HURRAY_E_LIMIT, "header.kv_length");
+    lim.max_kv_bytes = UINT64_MAX;
+    {
+        uint8_t *b = dup_bytes(s.bytes, s.len);
+        put_u64(b + 24, UINT64_C(1) << 63);
+        put_u64(b + 32, 64 + (UINT64_C(1) << 63));
+        put_u64(b + 40, (UINT64_C(1) << 63) - 8);
+        expect_open(b, s.len, &lim, HURRAY_E_OVERFLOW, "header.kv_length");
+        put_u64(b + 40, 16);
+        put_u64(b + 48, 0);
+        expect_open(b, s.len, &lim, HURRAY_E_OFFSET, "header.data_offset");
+        put_u64(b + 24, UINT64_MAX - 127);
+        put_u64(b + 32, 0);
+        put_u64(b + 40, 0);
+        expect_open(b, s.len, &lim, HURRAY_E_OVERFLOW, "header.data_offset");
+        free(b);
+    }
+    patch_u64(&s, 48, 4097, NULL, HURRAY_E_OFFSET, "header.data_offset");
+    patch_u64(&s, 48, 0, NULL, HURRAY_E_OFFSET, "header.data_offset");
+    patch_u64(&s, 48, 8192, NULL, HURRAY_E_OFFSET, "header.data_offset");
+    patch_u64(&s, 48, UINT64_MAX - 4095, NULL, HURRAY_E_OFFSET, "header.data_offset");
+    patch_u64(&s, 56, dl + 1, NULL, HURRAY_E_LENGTH, "header.data_length");
+    patch_u64(&s, 56, dl + 64, NULL, HURRAY_E_TRUNCATED, "file");
+    patch_u64(&s, 56, dl - 64, NULL, HURRAY_E_LENGTH, "file"); /* trailing bytes */
+    patch_u64(&s, 56, UINT64_MAX - 63, NULL, HURRAY_E_OVERFLOW, "header.data_length");
+    {
+        /* index and data both moved on by a page: consistent, but past EOF */
+        uint8_t *b = dup_bytes(s.bytes, s.len);
+        put_u64(b + 24, il + 4096);
+        put_u64(b + 32, kvo + 4096);
+        put_u64(b + 48, dof + 4096);
+        expect_open(b, s.len, NULL, HURRAY_E_TRUNCATED, "file");
+        free(b);
+    }
+    patch_u8(&s, dof - 1, 1, NULL, HURRAY_E_RESERVED_NONZERO, "padding");
+    patch_u8(&s, kvo + kvl, 1, NULL, HURRAY_E_RESERVED_NONZERO, "padding");
+    std_free(&s);
+}
+
+/* Buffer placement (HR-FILE-2): "a" 48 bytes at 0; q's three at 64, 128, 192. */
+static void test_HR_FILE_2_buffer_placement(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct loc a = locate(s.bytes, 0), q = locate(s.bytes, 1), last = locate(s.bytes, 6);
+    const uint64_t dof = get_u64(s.bytes + 48), dl = get_u64(s.bytes + 56);
+    assert_int_equal(get_u64(s.bytes + a.offsets), 0);
+    assert_int_equal(get_u64(s.bytes + q.offsets), 64);
+    assert_int_equal(get_u64(s.bytes + q.offsets + 8), 128);
+    assert_int_equal(get_u64(s.bytes + q.offsets + 16), 192);
+    uint64_t last_off = get_u64(s.bytes + last.offsets);
+    assert_int_equal(dl, up(last_off + 32, 64));
+    patch_u64(&s, q.offsets + 8, 64, NULL, HURRAY_E_OVERLAP, "index[1].buffers[1]");
+    patch_u64(&s, q.offsets, 0, NULL, HURRAY_E_OVERLAP, "index[1].buffers[0]");
+    patch_u64(&s, q.offsets + 8, 136, NULL, HURRAY_E_OFFSET, "index[1].buffers[1]"); /* misaligned */
+    patch_u64(&s, q.offsets + 8, 192, NULL, HURRAY_E_OFFSET, "index[1].buffers[1]"); /* a gap */
+    patch_u64(&s, q.offsets + 16, 256, NULL, HURRAY_E_OFFSET, "index[1].buffers[2]");
+    /* the last buffer's size grows past the data region (tier 2 allows larger) */
+    size_t size_at = last.desc + 32 + 8 * 2;
+    assert_int_equal(get_u64(s.bytes + size_at), 32);
+    patch_u64(&s, size_at, 1u << 20, NULL, HURRAY_E_OFFSET, "index[6].buffers[0]");
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    lim.max_buffer_bytes = UINT64_MAX;
+    patch_u64(&s, size_at, UINT64_MAX - 64, &lim, HURRAY_E_OVERFLOW, "index[6].buffers[0]");
+    /* padding between and after buffers */
+    patch_u8(&s, dof + 48, 1, NULL, HURRAY_E_RESERVED_NONZERO, "index[1].buffers[0]");
+    patch_u8(&s, dof + 63, 0x80, NULL, HURRAY_E_RESERVED_NONZERO, "index[1].buffers[0]");
+    patch_u8(&s, dof + last_off + 32, 1, NULL, HURRAY_E_RESERVED_NONZERO, "data.padding");
+    patch_u8(&s, dof + dl - 1, 1, NULL, HURRAY_E_RESERVED_NONZERO, "data.padding");
+    patch_u8(&s, dof + 47, 0xEE, NULL, HURRAY_OK, NULL); /* data bytes are data */
+    /* data_length one block longer than the buffers need (and the file with it) */
+    uint8_t *b = dup_bytes(s.bytes, s.len);
+    put_u64(b + 56, dl + 64);
+    expect_open(b, s.len + 64, NULL, HURRAY_E_LENGTH, "header.data_length");
+    free(b);
+    std_free(&s);
+}
+
+static void test_HR_FILE_5_entry_rules(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct loc a = locate(s.bytes, 0), g = locate(s.bytes, 2);
+    struct hurray_limits lim;
+    patch_u8(&s, a.entry + 4, 0x00, NULL, HURRAY_E_INVALID_TAG, "index[0].kind");
+    patch_u8(&s, a.entry + 4, 0xFF, NULL, HURRAY_E_INVALID_TAG, "index[0].kind");
+    patch_u8(&s, a.entry + 4, 0x03, NULL, HURRAY_E_RESERVED_TAG, "index[0].kind");
+    patch_u8(&s, a.entry + 4, 0xF0, NULL, HURRAY_E_RESERVED_TAG, "index[0].kind");
+    patch_u8(&s, a.entry + 4, 0x02, NULL, HURRAY_E_CONSTRAINT, "index[0].kind");
+    patch_u8(&s, g.entry + 4, 0x01, NULL, HURRAY_E_CONSTRAINT, "index[2].kind");
+    patch_u8(&s, a.entry + 5, 1, NULL, HURRAY_E_RESERVED_NONZERO, "index[0].reserved");
+    patch_u8(&s, a.entry + 7, 1, NULL, HURRAY_E_RESERVED_NONZERO, "index[0].reserved");
+    patch_u8(&s, a.name + 1, 1, NULL, HURRAY_E_RESERVED_NONZERO, "index[0].name.padding");
+    patch_u8(&s, a.name, 0xFF, NULL, HURRAY_E_CONSTRAINT, "index[0].name");
+    patch_u8(&s, a.name, 0x00, NULL, HURRAY_E_CONSTRAINT, "index[0].name");
+    patch_u8(&s, a.name, 0xC3, NULL, HURRAY_E_CONSTRAINT, "index[0].name"); /* truncated */
+    patch_u8(&s, a.entry, 0, NULL, HURRAY_E_CONSTRAINT, "index[0].name_length");
+    {
+        uint8_t *b = dup_bytes(s.bytes, s.len);
+        put_u32(b + a.entry, 0x10000);
+        expect_open(b, s.len, NULL, HURRAY_E_LIMIT, "index[0].name_length");
+        put_u32(b + a.entry, 65535); /* the format maximum, crossing the index end */
+        hurray_limits_default(&lim);
+        lim.max_name_bytes = UINT32_MAX; /* clamped to 65535 */
+        expect_open(b, s.len, &lim, HURRAY_E_LENGTH, "index[0].name");
+        free(b);
+    }
+    hurray_limits_default(&lim);
+    lim.max_name_bytes = 4; /* "g.1.0" is 5 bytes */
+    expect_open(s.bytes, s.len, &lim, HURRAY_E_LIMIT, "index[5].name_length");
+    /* a file holds host bytes (HR-FILE-5) */
+    patch_u8(&s, a.desc + 17, HURRAY_DEVICE_CUDA, NULL, HURRAY_E_COMBINATION, "index[0].device");
+    patch_u8(&s, a.desc + 32 + 8 * 3 + 9, HURRAY_SYNC_EVENT, NULL, HURRAY_E_COMBINATION,
+             "index[0].sync_mode");
+    /* a descriptor fault is reported inside its entry, at its file offset */
+    {
+        uint8_t *b = dup_bytes(s.bytes, s.len);
+        struct hurray_file *f = NULL;
+        struct hurray_error err;
+        b[a.desc + 16] = 0xFF;
+        assert_status(open_exact(b, s.len, NULL, &f, &err), HURRAY_E_INVALID_TAG);
+        assert_hurray_error(&err, HURRAY_E_INVALID_TAG, "index[0]/dtype");
+        assert_true(err.has_offset);
+        assert_int_equal(err.offset, a.desc + 16);
+        free(b);
+    }
+    /* a descriptor crossing the end of the index: LENGTH */
+    struct loc last = locate(s.bytes, 6);
+    patch_u8(&s, last.desc + 8, (uint8_t)(last.desc_len + 64), NULL, HURRAY_E_LENGTH,
+             "index[6].descriptor");
+    std_free(&s);
+}
+
+static void test_HR_FILE_2_index_counts_and_limits(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    lim.max_file_tensors = 6; /* 7 entries, members included */
+    expect_open(s.bytes, s.len, &lim, HURRAY_E_LIMIT, "index.entry_count");
+    lim.max_file_tensors = 7;
+    expect_open(s.bytes, s.len, &lim, HURRAY_OK, NULL);
+    patch_u64(&s, 64, UINT64_C(1) << 40, NULL, HURRAY_E_LIMIT, "index.entry_count");
+    patch_u64(&s, 64, 1000, NULL, HURRAY_E_LENGTH, "index.entry_count");
+    patch_u64(&s, 64, 6, NULL, HURRAY_E_LENGTH, "index"); /* bytes left over */
+    patch_u64(&s, 64, 8, NULL, HURRAY_E_LENGTH, NULL);    /* an eighth entry that is not there */
+    std_free(&s);
+}
+
+/* The descriptor's own buffer-count rule holds in a file: load rejects a
+ * buffer table that disagrees with its layout (seed § Multi-buffer tensors). */
+static void test_HR_FILE_2_buffer_count_mismatch(void **state) {
+    (void)state;
+    uint8_t desc[88] = {
+        0x48, 0x52, 0x59, 0x44, 1, 0, 0, 0, 88, 0, 0, 0, 0, 0, 0, 0,
+        0x0C, 1, 1, 1, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+        0x18, 0, 0, 0, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0,
+        0x08, 0, 0, 0, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0};
+    struct raw_entry e = {"w", HURRAY_FILE_KIND_TENSOR, desc, sizeof desc};
+    size_t len = 0;
+    uint8_t *f = raw_file(&e, 1, NULL, 0, &len);
+    expect_open(f, len, NULL, HURRAY_E_BUFFER_COUNT, "index[0]/buffer_count");
+    free(f);
+    /* the same table with one buffer is the worked example: fine */
+    desc[8] = 72;
+    desc[21] = 1;
+    memmove(desc + 64, desc + 80, 8);
+    e.desc_len = 72;
+    f = raw_file(&e, 1, NULL, 0, &len);
+    expect_open(f, len, NULL, HURRAY_OK, NULL);
+    free(f);
+    /* and with none */
+    desc[8] = 56;
+    desc[21] = 0;
+    memmove(desc + 48, desc + 64, 8);
+    e.desc_len = 56;
+    f = raw_file(&e, 1, NULL, 0, &len);
+    expect_open(f, len, NULL, HURRAY_E_BUFFER_COUNT, "index[0]/buffer_count");
+    free(f);
+}
+
+static void test_HR_FILE_3_member_names_and_trees(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct loc g0 = locate(s.bytes, 3), g10 = locate(s.bytes, 5), g = locate(s.bytes, 2);
+    patch_u8(&s, g0.name + 2, '7', NULL, HURRAY_E_CONSTRAINT, "index[3].name");
+    patch_u8(&s, g10.name + 4, '1', NULL, HURRAY_E_CONSTRAINT, "index[5].name");
+    patch_u8(&s, g0.name, 'h', NULL, HURRAY_E_CONSTRAINT, "index[3].name");
+    /* the head's member_count (u32 at params + 4; rank 1, no buffers) */
+    size_t mc = g.desc + 32 + 8 + 8 + 4;
+    assert_int_equal(get_u32(s.bytes + mc), 2);
+    patch_u8(&s, mc, 3, NULL, HURRAY_E_CONSTRAINT, "index[2].descriptor"); /* index ends first */
+    /* one member: "g.1" is then a top-level partition of its own, and valid */
+    patch_u8(&s, mc, 1, NULL, HURRAY_OK, NULL);
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    lim.max_composite_depth = 1;
+    expect_open(s.bytes, s.len, &lim, HURRAY_E_LIMIT, "index[4].descriptor");
+    hurray_limits_default(&lim);
+    lim.max_composite_members = 3; /* 2 + 2 over both levels */
+    expect_open(s.bytes, s.len, &lim, HURRAY_E_LIMIT, "index[4].descriptor");
+    lim.max_composite_members = 4;
+    expect_open(s.bytes, s.len, &lim, HURRAY_OK, NULL);
+
+    /* a user entry named like a generated member: DUPLICATE, after or before */
+    struct hurray_item *t = catalogue_item(0);
+    struct hurray_file_entry after[2] = {s.entries[2], {"h.1", t}};
+    size_t len = 0;
+    uint8_t *f = encode_ok(after, 2, NULL, 0, &len);
+    struct loc h = locate(f, 5);
+    assert_memory_equal(f + h.name, "h.1", 3);
+    f[h.name] = 'g';
+    expect_open(f, len, NULL, HURRAY_E_DUPLICATE, "index[5].name");
+    free(f);
+    struct hurray_file_entry before[2] = {{"h.0", t}, s.entries[2]};
+    f = encode_ok(before, 2, NULL, 0, &len);
+    f[72 + 8] = 'g';
+    expect_open(f, len, NULL, HURRAY_E_DUPLICATE, "index[2].name");
+    free(f);
+    /* plain duplicates */
+    struct hurray_file_entry two[2] = {{"xy", t}, {"xz", s.items[0]}};
+    f = encode_ok(two, 2, NULL, 0, &len);
+    f[locate(f, 1).name + 1] = 'y';
+    expect_open(f, len, NULL, HURRAY_E_DUPLICATE, "index[1].name");
+    free(f);
+    hurray_item_free(t);
+
+    /* composite rules run on the whole tree (composite.md): overlapping
+     * partition boxes, each descriptor valid on its own */
+    uint8_t dh[4096], d0[4096], d1[4096];
+    struct hurray_item *p = partition_item();
+    size_t lh = encode_desc(p->descriptor, dh, sizeof dh);
+    size_t l0 = encode_desc(p->members[0]->descriptor, d0, sizeof d0);
+    p->members[1]->descriptor->shard.global_offset[0] = 0;
+    size_t l1 = encode_desc(p->members[1]->descriptor, d1, sizeof d1);
+    struct raw_entry re[3] = {{"p", HURRAY_FILE_KIND_COMPOSITE, dh, lh},
+                              {"p.0", HURRAY_FILE_KIND_TENSOR, d0, l0},
+                              {"p.1", HURRAY_FILE_KIND_TENSOR, d1, l1}};
+    f = raw_file(re, 3, NULL, 0, &len);
+    expect_open(f, len, NULL, HURRAY_E_CONSTRAINT, "index[0]/");
+    free(f);
+    /* a member-role section on a top-level tensor is refused the same way */
+    struct hurray_item *ov = overlay_item();
+    l0 = encode_desc(ov->members[1]->descriptor, d0, sizeof d0);
+    struct raw_entry lone = {"c", HURRAY_FILE_KIND_TENSOR, d0, l0};
+    f = raw_file(&lone, 1, NULL, 0, &len);
+    expect_open(f, len, NULL, HURRAY_E_CONSTRAINT, "index[0]/");
+    free(f);
+    hurray_item_free(ov);
+    hurray_item_free(p);
+    std_free(&s);
+}
+
+/* Single-byte changes anywhere in the metadata: refused with a status, or
+ * accepted and then the file re-encodes to exactly the changed bytes. */
+static void test_HR_FILE_6_mutations_are_canonical_or_refused(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x40, 0x80, 0xFF};
+    uint64_t meta_end = get_u64(s.bytes + 32) + get_u64(s.bytes + 40);
+    uint8_t *b = dup_bytes(s.bytes, s.len);
+    unsigned accepted = 0;
+    for (size_t at = 0; at < meta_end + 16; at++) {
+        for (size_t k = 0; k < sizeof vals; k++) {
+            struct hurray_file *f = NULL;
+            struct hurray_error err;
+            if (at == 10 || at == 11) continue; /* version_minor: read, not re-written */
+            memcpy(b, s.bytes, s.len);
+            b[at] = vals[k];
+            int st = open_exact(b, s.len, NULL, &f, &err);
+            assert_true(st >= 0 && st < HURRAY_STATUS_COUNT);
+            if (st != HURRAY_OK) {
+                assert_int_equal(err.code, st);
+                continue;
+            }
+            accepted++;
+            size_t n = hurray_file_top_level_count(f);
+            struct hurray_item *it[8];
+            struct hurray_file_entry e[8];
+            assert_true(n <= 8);
+            for (size_t j = 0; j < n; j++) {
+                size_t i = hurray_file_top_level_entry(f, j);
+                assert_status(hurray_file_load_item(f, i, &it[j], &err), HURRAY_OK);
+                e[j].name = hurray_file_entry_name(f, i);
+                e[j].item = it[j];
+            }
+            const struct hurray_kv *kv = hurray_file_kv(f);
+            size_t len = 0;
+            uint8_t *again = encode_ok(e, n, kv->entries, kv->count, &len);
+            assert_bytes_equal(again, len, b, s.len);
+            free(again);
+            for (size_t j = 0; j < n; j++) hurray_item_free(it[j]);
+            hurray_file_close(f);
+        }
+    }
+    assert_true(accepted > 0);
+    free(b);
+    std_free(&s);
+}
+
+/* ==== the writer (HR-FILE-7) ================================================================ */
+
+static int encode_status(const struct hurray_file_entry *e, size_t n,
+                         const struct hurray_kv_entry *kv, size_t kvn, struct hurray_error *err) {
+    struct hurray_file_contents c = {e, n, kv, kvn};
+    uint64_t len = 0;
+    return hurray_file_encoded_len(&c, NULL, &len, err);
+}
+
+static void test_HR_FILE_7_writer_refusals(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    struct hurray_error err;
+    struct hurray_item *a = s.items[0];
+    struct hurray_file_entry e = {"a", a};
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_OK);
+    a->buffers[0].size++;
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_ARGUMENT);
+    assert_hurray_error(&err, HURRAY_E_ARGUMENT, "index[0].buffers[0]");
+    a->buffers[0].size--;
+    uint8_t *saved = a->buffers[0].data;
+    a->buffers[0].data = NULL;
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_ARGUMENT);
+    a->buffers[0].data = saved;
+    a->descriptor->device = HURRAY_DEVICE_CUDA;
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
+    a->descriptor->device = HURRAY_DEVICE_CPU;
+    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
+    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    a->descriptor->dtype = 0;
+    assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_INVALID_TAG);
+    assert_hurray_error(&err, HURRAY_E_INVALID_TAG, "index[0]/");
+    a->descriptor->dtype = HURRAY_DTYPE_INT16;
+    static const char *bad_names[] = {"", "\xFF", "a\xC3"};
+    for (size_t k = 0; k < 3; k++) {
+        struct hurray_file_entry b = {bad_names[k], a};
+        assert_status(encode_status(&b, 1, NULL, 0, &err), HURRAY_E_CONSTRAINT);
+    }
+    struct hurray_file_entry nul = {NULL, a};
+    assert_status(encode_status(&nul, 1, NULL, 0, &err), HURRAY_E_ARGUMENT);
+    struct hurray_file_entry noitem = {"x", NULL};
+    assert_status(encode_status(&noitem, 1, NULL, 0, &err), HURRAY_E_ARGUMENT);
+    /* duplicates, generated names included */
+    struct hurray_file_entry dup[2] = {{"x", a}, {"x", s.items[1]}};
+    assert_status(encode_status(dup, 2, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    struct hurray_file_entry gen[2] = {{"g.1.0", a}, {"g", s.items[2]}};
+    assert_status(encode_status(gen, 2, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    assert_hurray_error(&err, HURRAY_E_DUPLICATE, "name");
+    /* a composite that breaks composite.md */
+    s.items[2]->member_count = 1;
+    assert_status(encode_status(&s.entries[2], 1, NULL, 0, &err), HURRAY_E_CONSTRAINT);
+    s.items[2]->member_count = 2;
+    /* the KV map */
+    struct hurray_kv_entry kv[2] = {s.kv[0], s.kv[0]};
+    assert_status(encode_status(&e, 1, kv, 2, &err), HURRAY_E_DUPLICATE);
+    assert_hurray_error(&err, HURRAY_E_DUPLICATE, "kv/");
+    /* output too small; NULL arguments */
+    struct hurray_file_contents c = {&e, 1, NULL, 0};
+    uint8_t small[4096];
+    size_t written = 0;
+    assert_status(hurray_file_encode(&c, NULL, small, sizeof small, &written, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_hurray_error(&err, HURRAY_E_ARGUMENT, "cap");
+    assert_status(hurray_file_encode(NULL, NULL, small, sizeof small, &written, &err),
+                  HURRAY_E_ARGUMENT);
+    /* nothing at all: header, empty index, a page */
+    struct hurray_file_contents none = {NULL, 0, NULL, 0};
+    uint64_t len = 0;
+    assert_status(hurray_file_encoded_len(&none, NULL, &len, &err), HURRAY_OK);
+    assert_int_equal(len, 4096);
+    assert_status(hurray_file_encode(&none, NULL, small, sizeof small, &written, &err), HURRAY_OK);
+    expect_open(small, written, NULL, HURRAY_OK, NULL);
+    std_free(&s);
+}
+
+/* ==== allocation failures ==================================================================== */
+
+struct sweep_state {
+    const uint8_t *bytes;
+    size_t len;
+    const char *path;
+    int mode;
+    const struct std_file *s;
+};
+
+static int load_everything(struct hurray_file *f, struct hurray_error *err) {
+    int st = HURRAY_OK;
+    for (size_t i = 0; st == HURRAY_OK && i < hurray_file_entry_count(f); i++) {
+        struct hurray_item *it = NULL;
+        st = hurray_file_load_item(f, i, &it, err);
+        hurray_item_free(it);
+    }
+    return st;
+}
+
+static int sweep_open(const struct hurray_allocator *a, void *state) {
+    const struct sweep_state *ss = state;
+    struct hurray_file_options opt = {NULL, a, ss->mode};
+    struct hurray_file *f = NULL;
+    int st = ss->path ? hurray_file_open_path(ss->path, &opt, &f, NULL)
+                      : hurray_file_open_memory(ss->bytes, ss->len, &opt, &f, NULL);
+    if (st == HURRAY_OK) st = load_everything(f, NULL);
+    hurray_file_close(f);
+    return st;
+}
+
+static int sweep_write(const struct hurray_allocator *a, void *state) {
+    const struct sweep_state *ss = state;
+    struct hurray_file_contents c = {ss->s->entries, 3, ss->s->kv, 2};
+    struct hurray_file_write_options opt = {a};
+    uint64_t len = 0;
+    size_t written = 0;
+    int st = hurray_file_encoded_len(&c, &opt, &len, NULL);
+    if (st != HURRAY_OK) return st;
+    uint8_t *buf = malloc((size_t)len);
+    assert_non_null(buf);
+    st = hurray_file_encode(&c, &opt, buf, (size_t)len, &written, NULL);
+    free(buf);
+    return st;
+}
+
+static void test_HR_FILE_6_nomem_without_leaks(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "a.hry");
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_error err;
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    struct sweep_state ss = {s.bytes, s.len, NULL, HURRAY_FILE_COPY, &s};
+    assert_true(test_alloc_sweep(sweep_open, &ss) > 5);
+    ss.path = path;
+    assert_true(test_alloc_sweep(sweep_open, &ss) > 5);
+    ss.mode = HURRAY_FILE_MMAP;
+    assert_true(test_alloc_sweep(sweep_open, &ss) > 5);
+    assert_true(test_alloc_sweep(sweep_write, &ss) > 1);
+    std_free(&s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_HR_FILE_1_worked_example),
+        cmocka_unit_test(test_HR_FILE_2_round_trip_every_layout_and_scheme),
+        cmocka_unit_test(test_HR_FILE_3_composites),
+        cmocka_unit_test(test_HR_FILE_4_kv_section),
+        cmocka_unit_test(test_HR_FILE_8_mmap_alignment_and_lifetime),
+        cmocka_unit_test(test_HR_FILE_8_io_errors),
+        cmocka_unit_test(test_HR_FILE_7_write_path_replaces),
+        cmocka_unit_test(test_HR_FILE_6_every_prefix_is_truncated),
+        cmocka_unit_test(test_HR_FILE_4_header_lies),
+        cmocka_unit_test(test_HR_FILE_2_buffer_placement),
+        cmocka_unit_test(test_HR_FILE_5_entry_rules),
+        cmocka_unit_test(test_HR_FILE_2_index_counts_and_limits),
+        cmocka_unit_test(test_HR_FILE_2_buffer_count_mismatch),
+        cmocka_unit_test(test_HR_FILE_3_member_names_and_trees),
+        cmocka_unit_test(test_HR_FILE_6_mutations_are_canonical_or_refused),
+        cmocka_unit_test(test_HR_FILE_7_writer_refusals),
+        cmocka_unit_test(test_HR_FILE_6_nomem_without_leaks),
+    };
+    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}
