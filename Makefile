@@ -45,7 +45,7 @@ $(1)/libhurray.so: $(patsubst reference/src/%.c,$(1)/obj/%.o,$(LIB_SRC))
 	$(4) -shared $(2) -o $$@ $$^ $(3)
 $(1)/tests/%_test: reference/tests/%_test.c $(TEST_SUPPORT) $(1)/libhurray.a $(LIB_HDR) | $(1)/tests
 	$(4) $$(CSTD) $$(WARN) $$(OPT) $(2) -Ireference/include -Ireference/src -Ireference/tests \
-	  $$< $(TEST_SUPPORT) $(1)/libhurray.a -lcmocka -lm $(3) -o $$@
+	  $$< $(TEST_SUPPORT) $(1)/libhurray.a -lcmocka -lm -pthread $(3) -o $$@
 $(1)/obj $(1)/tests:
 	mkdir -p $$@
 endef
@@ -119,10 +119,10 @@ BENCH_BINS := $(patsubst bench/c/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 $(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -o $@
+	$(CC) $(CSTD) $(WARN) -O2 -g -DNDEBUG -Ireference/include $< $(BUILD)/libhurray.a -lm -pthread -o $@
 
 # ---------------------------------------------------------------- targets ---
-.PHONY: all lib deps test test-steps vectors-check harness-test python-install test-c sanitize valgrind harness conformance \
+.PHONY: all lib deps test test-steps vectors-check trace harness-test python-install test-c sanitize valgrind harness conformance \
         conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
@@ -210,13 +210,17 @@ test-python: python-install
 # ------------------------------------------------------------------- test ---
 # What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
 # every step, carrying on past a failure, and closes with one summary line.
-TEST_STEPS := test-c sanitize valgrind vectors-check \
+TEST_STEPS := test-c sanitize valgrind vectors-check trace \
               $(if $(HARNESS_SRC),conformance conformance-sanitize harness-test) \
               $(if $(FUZZ_TARGETS),fuzz-smoke) \
               $(if $(wildcard python/pyproject.toml),test-python)
 
 test: deps
 	@$(MAKE) --no-print-directory test-steps
+
+# Every requirement id traced to tests; docs/conformance/requirements.md current.
+trace: deps
+	$(VENV)/bin/python docs/conformance/trace.py --check
 
 # The committed corpus must be exactly what the independent generator writes.
 vectors-check:
@@ -239,3 +243,14 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV)
+
+# ---------------------------------------------------------- bench-python ---
+# Python benchmarks (pytest-benchmark, bench/python/): hurray's NumPy round trip against
+# np.asarray and np.from_dlpack in the same run, with ratio lines at the end. Not part of
+# `make test`; `make bench` runs them too (as a prerequisite, before the C micro-benchmarks).
+.PHONY: bench-python
+bench-python: python-install
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider bench/python --benchmark-only \
+	  --benchmark-columns=min,mean,stddev,rounds
+
+bench: bench-python

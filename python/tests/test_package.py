@@ -84,7 +84,7 @@ def test_public_names_resolve():
 
 def test_extension_types_live_in_hurray_module():
     for name in ("Dtype", "Device", "Layout", "CsrLayout", "Descriptor", "BufferHandle",
-                 "PerTensorAffine", "HurrayError", "InvalidDescriptorError"):
+                 "PerTensorAffine", "HurrayError", "InvalidDescriptorError", "Tensor"):
         assert getattr(hurray, name).__module__ == "hurray", name
 
 

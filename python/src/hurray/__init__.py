@@ -4,6 +4,7 @@ The object model lives in the C extension ``hurray._hurray`` (over libhurray,
 the C reference implementation); this module only re-exports it. Importing
 hurray imports neither NumPy nor PyTorch nor SciPy.
 """
+import contextlib as _contextlib
 import sys as _sys
 
 from . import _hurray
@@ -44,6 +45,7 @@ from ._hurray import (
     Statistics,
     StreamError,
     StridedLayout,
+    Tensor,
     TiledLayout,
     UnknownLayout,
     UnsupportedError,
@@ -51,7 +53,12 @@ from ._hurray import (
     buffer_size_bytes,
     decode_quantization,
     dtype,
+    empty,
+    from_numpy,
+    full,
     layout_tag_kind,
+    ones,
+    zeros,
 )
 
 # `import hurray.dtype` / `from hurray.dtype import int4` reach the namespace
@@ -62,6 +69,45 @@ _sys.modules.setdefault(__name__ + ".dtype", dtype)
 # hurray.float32 is hurray.dtype.float32 (seed § Dtype surface).
 _DTYPE_NAMES = tuple(n for n in vars(dtype) if not n.startswith("_"))
 globals().update({_n: getattr(dtype, _n) for _n in _DTYPE_NAMES})
+
+
+
+def _numpy_bridge(who):
+    """hurray._numpy, the NumPy C-API side of the binding, imported on first use."""
+    import numpy
+
+    version = tuple(int(p) for p in numpy.__version__.split(".")[:2] if p.isdigit())
+    if version < (1, 22):
+        raise UnsupportedError(
+            f"{who}: NumPy {numpy.__version__} predates NEP 49 data-memory handlers (1.22)"
+        )
+    from . import _numpy
+
+    return _numpy
+
+
+@_contextlib.contextmanager
+def aligned_allocator():
+    """Allocate NumPy arrays 64-byte aligned for the duration of a ``with`` block.
+
+    Installs a NEP 49 data-memory handler (``PyDataMem_SetHandler``) whose blocks are aligned
+    to MIN_BUFFER_ALIGNMENT, so that arrays created inside the block ingest with no copy
+    (``hurray.from_numpy(a, copy=False)`` succeeds). The previous handler is restored on
+    exit, also when the block raises; blocks nest. Arrays keep the handler that allocated
+    them and are freed by it after the block.
+
+    NumPy keeps the handler in a context variable: it applies to the current thread (and
+    asyncio task) only. A thread started inside the block does NOT inherit the policy: its
+    arrays use NumPy's default allocator. There is deliberately no module-level install.
+    Raises hurray.UnsupportedError on NumPy older than 1.22 (before NEP 49).
+    """
+    bridge = _numpy_bridge("aligned_allocator")
+    previous = bridge._aligned_handler_push()
+    try:
+        yield
+    finally:
+        bridge._aligned_handler_restore(previous)
+
 
 __all__ = [
     "FORMAT_VERSION",
@@ -113,6 +159,15 @@ __all__ = [
     "Shard",
     "Descriptor",
     "BufferHandle",
+    # tensors
+    "Tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    # NumPy (imported on first use, never by `import hurray`)
+    "from_numpy",
+    "aligned_allocator",
     *_DTYPE_NAMES,
 ]
 

@@ -3,11 +3,12 @@
  *
  * A Descriptor owns one heap-allocated C struct hurray_descriptor (decoded by
  * libhurray, or deep-copied with hurray_descriptor_copy) and two objects made
- * once at construction: its Device (device_id 0: not on the wire) and its
+ * once at construction: its Device (device_id 0: not on the wire; a tensor's
+ * descriptor shares the tensor's Device instead) and its
  * tuple of BufferHandles, every handle sharing that Device object. Nothing is
  * created lazily, so an instance never changes after construction.
- * hrpy_descriptor_from_c is what Tensor (a later phase) builds on: a Tensor
- * holds the same C struct plus its buffers. */
+ * Tensor.descriptor is hrpy_descriptor_from_c_device over the tensor's own
+ * struct (a Tensor holds the same C struct plus its buffers). */
 #include "state.h"
 
 typedef struct {
@@ -174,9 +175,11 @@ static DescriptorObject *descriptor_alloc(hrpy_state *st) {
     return self;
 }
 
-/* Builds the Device and handles of a descriptor whose struct is filled. */
-static PyObject *descriptor_complete(hrpy_state *st, DescriptorObject *self) {
-    self->device = hrpy_device_new(st, self->d->device, self->d->memory_class, 0);
+/* Builds the Device (unless given: a tensor's) and handles of a descriptor
+ * whose struct is filled. Steals `self`. */
+static PyObject *descriptor_complete(hrpy_state *st, DescriptorObject *self, PyObject *device) {
+    self->device = device ? Py_NewRef(device)
+                          : hrpy_device_new(st, self->d->device, self->d->memory_class, 0);
     if (self->device == NULL) goto error;
     self->buffer_handles = hrpy_buffer_handles(st, self->d, self->device);
     if (self->buffer_handles == NULL) goto error;
@@ -187,6 +190,11 @@ error:
 }
 
 PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor *d) {
+    return hrpy_descriptor_from_c_device(st, d, NULL);
+}
+
+PyObject *hrpy_descriptor_from_c_device(hrpy_state *st, const struct hurray_descriptor *d,
+                                        PyObject *device) {
     DescriptorObject *self = descriptor_alloc(st);
     if (self == NULL) return NULL;
     struct hurray_error err;
@@ -196,7 +204,7 @@ PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor 
         Py_DECREF(self);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     }
-    return descriptor_complete(st, self);
+    return descriptor_complete(st, self, device);
 }
 
 /* One limit keyword: None/absent keeps the default. */
@@ -247,7 +255,7 @@ static PyObject *descriptor_decode(PyObject *cls, PyObject *const *args, Py_ssiz
         Py_DECREF(self);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     }
-    return descriptor_complete(st, self);
+    return descriptor_complete(st, self, NULL);
 }
 
 /* ---- Descriptor: properties ---------------------------------------------------------------- */
@@ -279,7 +287,8 @@ static PyObject *desc_get_size(PyObject *self, void *Py_UNUSED(c)) {
         hrpy_state *st = self_state(self);
         return st ? hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err) : NULL;
     }
-    if (!resolved) Py_RETURN_NONE;
+    /* A zero extent makes N = 0 even beside a dynamic one (HR-SHAPE-3). */
+    if (!resolved && count != 0) Py_RETURN_NONE;
     return PyLong_FromUnsignedLongLong(count);
 }
 
@@ -492,7 +501,7 @@ static void desc_dealloc(PyObject *self) {
 static PyType_Slot desc_slots[] = {
     {Py_tp_doc, (void *)PyDoc_STR(
                     "What a tensor declares, without its data. Not constructible: get one\n"
-                    "from Descriptor.decode (or, later, Tensor.descriptor). Immutable; compares\n"
+                    "from Descriptor.decode or Tensor.descriptor. Immutable; compares\n"
                     "by value; unhashable (sections may carry floats).")},
     {Py_tp_repr, desc_repr},
     {Py_tp_richcompare, desc_richcompare},

@@ -1,9 +1,11 @@
 /* hurray._hurray: the module object, its state and multi-phase initialisation.
  *
  * Each concept file (errors.c, dtype.c, device.c, layout.c, quant.c,
- * sections.c, descriptor.c) contributes an init function that makes its heap
- * types and stores them in the state; this file only wires them together and
- * adds the constants (seed § Alignment is measured / Constants). */
+ * sections.c, descriptor.c, owned.c, tensor.c) contributes an init function
+ * that makes its heap types and stores them in the state; this file only
+ * wires them together, lists the module functions (factory.c's factories and
+ * the NumPy forwarder among them) and adds the constants (seed § Alignment is
+ * measured / Constants). */
 #include "state.h"
 
 /* ---- state access -------------------------------------------------------- */
@@ -69,6 +71,32 @@ static PyMethodDef module_methods[] = {
      PyDoc_STR("decode_quantization(data) -> quantization object\n--\n\n"
                "Decodes a standalone quantization section and returns the class its\n"
                "scheme byte names.")},
+    {"zeros", (PyCFunction)(void (*)(void))hrpy_zeros, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("zeros(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+               "A CPU tensor over a new buffer of zero bytes, aligned to at least\n"
+               "MIN_BUFFER_ALIGNMENT; dtype None is hurray.float32.\n"
+               "Every extent must be resolved (no None).\n"
+               "float8_e8m0fnu has no zero: UnsupportedError.")},
+    {"ones", (PyCFunction)(void (*)(void))hrpy_ones, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("ones(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+               "full(shape, 1, dtype, layout=layout).")},
+    {"empty", (PyCFunction)(void (*)(void))hrpy_empty, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("empty(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+               "Like zeros, with the bytes left uninitialised.")},
+    {"full", (PyCFunction)(void (*)(void))hrpy_full, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("full(shape, fill_value, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+               "Every element `fill_value`, encoded exactly: bool, integers (range-checked),\n"
+               "float16/bfloat16 (rounded to nearest even; OverflowError past the range),\n"
+               "float32/64, complex64/128, and the packed sub-byte integers. Other Tier 2\n"
+               "types: UnsupportedError.")},
+    {"from_numpy", (PyCFunction)(void (*)(void))hrpy_from_numpy, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("from_numpy(array, *, copy=None) -> Tensor\n--\n\n"
+               "A Tensor sharing the ndarray's buffer (it holds the array alive).\n"
+               "C-contiguous -> row_major, Fortran-contiguous -> col_major, other\n"
+               "strides -> strided (element strides); a copy (row_major or col_major,\n"
+               "aligned, little-endian) when the address is not 64-byte aligned, the\n"
+               "data is big-endian or the strides are not whole elements. copy=True\n"
+               "always copies, copy=False raises ValueError instead. Imports NumPy.")},
     {"_error_class", (PyCFunction)(void (*)(void))hrpy_error_class_py,
      METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("_error_class(status, context='descriptor') -> type\n--\n\n"
@@ -106,6 +134,8 @@ static int hrpy_exec(PyObject *module) {
     if (hrpy_quant_init(module, st) < 0) return -1;
     if (hrpy_sections_init(module, st) < 0) return -1;
     if (hrpy_descriptor_init(module, st) < 0) return -1;
+    if (hrpy_owned_init(module, st) < 0) return -1;
+    if (hrpy_tensor_init(module, st) < 0) return -1;
     if (add_constants(module) < 0) return -1;
     return 0;
 }
@@ -127,6 +157,15 @@ static int hrpy_exec(PyObject *module) {
     X((st)->Shard_Type);                                                                       \
     X((st)->Descriptor_Type);                                                                  \
     X((st)->BufferHandle_Type);                                                                \
+    X((st)->Tensor_Type);                                                                      \
+    X((st)->AlignedBuffer_Type);                                                               \
+    X((st)->ByteView_Type);                                                                    \
+    X((st)->cpu_device);                                                                       \
+    X((st)->str_numpy_module);                                                                 \
+    X((st)->str_numpy);                                                                        \
+    for (int i_ = 0; i_ < 5; i_++) X((st)->ai_keys[i_]);                                       \
+    for (int i_ = 0; i_ < 3; i_++) X((st)->str_bridge[i_]);                                    \
+    for (int i_ = 0; i_ < 256; i_++) X((st)->typestr[i_]);                                     \
     for (int i_ = 0; i_ < 256; i_++) X((st)->dtype_by_tag[i_]);                                \
     for (int i_ = 0; i_ < HRPY_LAYOUT_CLASS_COUNT; i_++) X((st)->layout_types[i_]);            \
     for (int i_ = 0; i_ < HRPY_QUANT_CLASS_COUNT; i_++) X((st)->quant_types[i_])

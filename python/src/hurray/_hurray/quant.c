@@ -46,6 +46,30 @@ PyObject *hrpy_quant_from_c(hrpy_state *st, const struct hurray_quant *q) {
     return (PyObject *)self;
 }
 
+/* The section's buffer-index fields in section order (quantization.md):
+ * absmax, nested_absmax, quant_map for NF4; scale, zero_point otherwise. */
+static int index_fields(struct hurray_quant *q, uint8_t *f[3]) {
+    if (q->scheme == HURRAY_QUANT_NF4) {
+        f[0] = &q->absmax_buffer;
+        f[1] = &q->nested_absmax_buffer;
+        f[2] = &q->quant_map_buffer;
+        return 3;
+    }
+    f[0] = &q->scale_buffer;
+    f[1] = &q->zero_point_buffer;
+    return 2;
+}
+
+void hrpy_quant_set_first_index(struct hurray_quant *q, uint8_t first) {
+    uint8_t *f[3];
+    int n = index_fields(q, f);
+    unsigned next = first;
+    for (int i = 0; i < n; i++) {
+        if (*f[i] == HURRAY_NO_BUFFER) continue;
+        *f[i] = (uint8_t)next++;
+    }
+}
+
 /* Runs hurray_quant_check on a freshly built object. Steals `self`. */
 static PyObject *quant_finish(hrpy_state *st, QuantObject *self) {
     struct hurray_error err;

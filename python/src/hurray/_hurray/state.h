@@ -16,6 +16,8 @@
 
 #include "hurray/hurray.h"
 
+#include "capi.h"
+
 /* ---- contexts of the status -> exception table (errors.c) ---------------- */
 enum hrpy_context {
     HRPY_CTX_DESCRIPTOR = 0, /* descriptors, layouts, quantization, dtypes, devices */
@@ -72,6 +74,16 @@ typedef struct {
     PyTypeObject *Shard_Type;
     PyTypeObject *Descriptor_Type;
     PyTypeObject *BufferHandle_Type;
+
+    PyTypeObject *Tensor_Type;
+    PyTypeObject *AlignedBuffer_Type;
+    PyTypeObject *ByteView_Type;
+    PyObject *cpu_device;       /* Device('cpu'): shared, immutable */
+    PyObject *str_numpy_module; /* "hurray._numpy" */
+    PyObject *str_numpy;        /* "numpy" */
+    PyObject *str_bridge[3];    /* hurray._numpy's from_numpy, _tensor_to_array, _to_ml_dtypes */
+    PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
+    PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
 } hrpy_state;
 
 extern PyModuleDef hrpy_module_def;
@@ -171,6 +183,9 @@ int hrpy_quant_init(PyObject *module, hrpy_state *st);
 PyObject *hrpy_quant_from_c(hrpy_state *st, const struct hurray_quant *q);
 const struct hurray_quant *hrpy_quant_c(hrpy_state *st, PyObject *obj);
 PyObject *hrpy_decode_quantization(PyObject *module, PyObject *arg);
+/* Renumbers the section's buffer indices to first, first+1, ... in section
+ * order (HR-QUANT-3: positional after the layout's L buffers). */
+void hrpy_quant_set_first_index(struct hurray_quant *q, uint8_t first);
 
 /* ---- sections.c ---------------------------------------------------------- */
 int hrpy_sections_init(PyObject *module, hrpy_state *st);
@@ -186,6 +201,67 @@ PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor 
 /* The BufferHandle tuple for `d`, every handle sharing `device`. */
 PyObject *hrpy_buffer_handles(hrpy_state *st, const struct hurray_descriptor *d,
                               PyObject *device);
+
+/* Same, with the Descriptor's Device given (a Tensor's, which carries its
+ * device_id), so that t.descriptor.device is t.device. */
+PyObject *hrpy_descriptor_from_c_device(hrpy_state *st, const struct hurray_descriptor *d,
+                                        PyObject *device);
+
+/* ---- owned.c: owned aligned memory and byte views ---------------------------- */
+int hrpy_owned_init(PyObject *module, hrpy_state *st);
+/* log2 of the alignment hurray allocates a buffer of `size` bytes to. */
+uint8_t hrpy_owned_align_log2(uint64_t size);
+/* log2 of the largest power of two dividing ptr, capped at PAGE_ALIGNMENT;
+ * 0 for an empty buffer (HR-BUF-2, HR-BUF-4). */
+uint8_t hrpy_measure_align_log2(const void *ptr, uint64_t size);
+/* A new AlignedBuffer of `size` bytes (zeroed if `zero`). */
+PyObject *hrpy_owned_new(hrpy_state *st, uint64_t size, int zero, void **data,
+                         uint8_t *align_log2);
+/* memoryview over [data, data + size) that keeps `owner` alive. */
+PyObject *hrpy_byteview_memoryview(hrpy_state *st, PyObject *owner, void *data, uint64_t size,
+                                   int readonly);
+
+/* ---- tensor.c ------------------------------------------------------------------ */
+/* Everything a tensor declares except its buffers (which come as parts). */
+struct hrpy_tensor_spec {
+    uint8_t dtype;
+    uint8_t rank;
+    uint64_t shape[HURRAY_MAX_RANK];
+    struct hurray_layout layout; /* opaque bytes borrowed from layout_obj */
+    PyObject *layout_obj;        /* borrowed; NULL when the layout has no opaque bytes */
+    const struct hurray_quant *quant;     /* NULL: none; indices re-derived from the layout */
+    const struct hurray_statistics *stats; /* NULL: none */
+    const struct hurray_shard *shard;     /* NULL: none */
+    PyObject *device;            /* borrowed Device */
+    uint64_t byte_offset;
+};
+int hrpy_tensor_init(PyObject *module, hrpy_state *st);
+void hrpy_tensor_spec_init(struct hrpy_tensor_spec *s, hrpy_state *st);
+/* Builds and validates (hurray_descriptor_validate) a Tensor over `n` parts. */
+PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
+                            const struct hrpy_part *parts, Py_ssize_t n);
+/* The layout argument of Tensor and the factories: None -> row_major; a
+ * Layout (its parameter rank checked against `rank`); TypeError otherwise
+ * (strings included); UnsupportedError for a composite head. */
+int hrpy_layout_arg(hrpy_state *st, PyObject *obj, uint8_t rank, const char *who,
+                    struct hurray_layout *out, PyObject **opaque_owner);
+/* A dynamic extent in a shape an allocating call needs resolved:
+ * InvalidDescriptorError "who: shape[k] is dynamic (None)". */
+int hrpy_refuse_dynamic(hrpy_state *st, const char *who, uint8_t rank, const uint64_t *shape);
+
+/* ---- factory.c ------------------------------------------------------------------ */
+PyObject *hrpy_zeros(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
+PyObject *hrpy_ones(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames);
+PyObject *hrpy_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
+PyObject *hrpy_full(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames);
+
+/* ---- NumPy bridge (tensor.c): forwards to hurray._numpy, imported lazily ---- */
+PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
 
 /* A one-byte tag as "0xF3" for PyUnicode_FromFormat / PyErr_Format, whose
  * formatter has no %02X: pass HRPY_HEX(tag) to a "%s". */

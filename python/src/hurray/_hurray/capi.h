@@ -1,0 +1,86 @@
+/* The C API hurray._hurray offers its sibling extension hurray._numpy.
+ *
+ * hurray._numpy is built against NumPy's headers and imported on first use
+ * (hurray.from_numpy, Tensor.__array__, hurray.aligned_allocator), so that
+ * importing hurray never imports NumPy. It reaches the Tensor through this
+ * table, published as the capsule "hurray._hurray._C_API" (PyCapsule_Import).
+ * The table is a constant: every function takes the hurray._hurray module
+ * object whose state it works in, so it is the same for every interpreter.
+ *
+ * Nothing here is public API; the two modules are built and shipped together
+ * and the version must match exactly. */
+#ifndef HRPY_CAPI_H
+#define HRPY_CAPI_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "hurray/hurray.h"
+
+#define HRPY_CAPI_NAME "hurray._hurray._C_API"
+#define HRPY_CAPI_VERSION 1u
+
+/* What a NumPy array over a tensor's element buffer needs. Filled by
+ * numpy_view; the pointers stay valid while the tensor lives. */
+struct hrpy_np_view {
+    char *data;        /* first element: buffer 0 + byte_offset */
+    int readonly;      /* buffer 0 is read-only */
+    uint8_t dtype;     /* the tensor's element type tag */
+    char kind;         /* NumPy kind 'b' 'i' 'u' 'f' 'c'; 0 when NumPy has no dtype */
+    unsigned itemsize; /* bytes per element (0 for sub-byte types) */
+    int ndim;
+    int c_order;       /* row-major: strides are the C-order ones */
+    int64_t shape[HURRAY_MAX_RANK];
+    int64_t strides[HURRAY_MAX_RANK]; /* bytes */
+    uint64_t count;    /* element count */
+    uint64_t nbytes;   /* bytes of buffer 0 from data to its declared end */
+};
+
+/* numpy_view flags: which element types the caller can represent. */
+#define HRPY_NPV_NUMPY 0u     /* NumPy's own dtypes only (kind != 0) */
+#define HRPY_NPV_BFLOAT16 1u  /* also bfloat16 (ml_dtypes) */
+#define HRPY_NPV_TIER2 2u     /* also every other named type (ml_dtypes; sub-byte packed) */
+
+/* One buffer of a tensor being built: [ptr, ptr + size) kept valid by
+ * `owner` (borrowed here; the tensor takes its own reference). */
+struct hrpy_part {
+    void *ptr;
+    uint64_t size;
+    PyObject *owner;
+    int readonly;
+    int align_log2; /* declared alignment of an owned buffer; -1: measure the address */
+};
+
+typedef struct {
+    unsigned version;
+    /* 1 if obj is a hurray.Tensor of this module. */
+    int (*is_tensor)(PyObject *module, PyObject *obj);
+    /* Checks that a NumPy array may be made over the tensor's bytes (CPU,
+     * producer_synced, resolved shape, stride-expressible layout, element type
+     * per `flags`, not quantized), raising UnsupportedError naming `who` and
+     * the reason otherwise; fills *v. 0 / -1. */
+    int (*numpy_view)(PyObject *module, PyObject *tensor, const char *who, unsigned flags,
+                      struct hrpy_np_view *v);
+    /* A new owned, writable, aligned buffer object of `size` bytes (zeroed if
+     * `zero`); *data and *align_log2 receive its address and alignment. */
+    PyObject *(*owned_new)(PyObject *module, uint64_t size, int zero, void **data,
+                           uint8_t *align_log2);
+    /* A new CPU Tensor over one buffer with a dense, stride-expressible
+     * layout (row_major, col_major, strided with element strides). */
+    PyObject *(*tensor_dense)(PyObject *module, const struct hrpy_part *part, uint8_t dtype,
+                              uint8_t rank, const uint64_t *shape, uint8_t layout_tag,
+                              const int64_t *strides, uint64_t byte_offset);
+    /* NumPy's kind ('b' 'i' 'u' 'f' 'c') for an element type NumPy has, else 0. */
+    char (*numpy_kind)(uint8_t tag);
+    /* libhurray's element-type table (the binding keeps no copy). */
+    const struct hurray_dtype_info *(*dtype_info)(uint8_t tag);
+    int (*dtype_from_name)(const char *name, size_t len, uint8_t *tag);
+    /* Raises the mapped exception class for (status) in the descriptor
+     * context with a formatted message; returns NULL. */
+    PyObject *(*raise_fmt)(PyObject *module, int status, const char *field, const char *fmt,
+                           ...);
+} hrpy_capi;
+
+#endif

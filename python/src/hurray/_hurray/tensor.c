@@ -1,0 +1,1329 @@
+/* hurray.Tensor (seed § Tensor Surface, § Layouts and Sparse Tensor Support,
+ * § Authoring, § Buffer Handles, § Alignment is measured, § sync_mode,
+ * § NumPy Interoperability; buffer-protocol.md, memory-layout.md).
+ *
+ * One class for every layout. A Tensor holds:
+ *   - one heap struct hurray_descriptor, built in C from the constructor's
+ *     arguments and the actual buffers, and validated by
+ *     hurray_descriptor_validate (the three tiers; nothing inferred or
+ *     corrected);
+ *   - one slot per buffer-table entry: the address and declared size, the
+ *     object that keeps the memory valid (a Py_buffer export held for the
+ *     tensor's lifetime, an AlignedBuffer the binding allocated, the ndarray
+ *     from_numpy shares, or the parent tensor of a component view), the
+ *     read-only flag and the declared alignment;
+ *   - its Device (which carries the runtime device_id).
+ * Nothing changes after construction. Layout, quantization, statistics,
+ * shard, descriptor and buffer_handles are fresh value objects per access,
+ * equal each time.
+ *
+ * The buffer table is filled from the buffers themselves: size = their length
+ * in bytes, alignment measured from the address (owned buffers: what was
+ * allocated), sync_mode producer_synced (no constructor accepts it). A
+ * Tensor is validated at the format's maxima, not a reader's default limits:
+ * those protect a reader from untrusted input, and a tensor built here is
+ * the producer's own.
+ *
+ * The Tensor exports no buffer itself (NumPy would take it for a uint8
+ * array): the bytes leave through buffer(i), the component views,
+ * __array_interface__ and __array__, every one of which refuses a tensor
+ * whose bytes are not addressable here (device other than cpu) or not ready
+ * (a buffer whose sync_mode is not producer_synced, HR-BUF-6). */
+#include "state.h"
+
+#include <limits.h>
+#include <stdarg.h>
+
+#include <structmember.h>
+
+struct hrpy_tbuf {
+    char *ptr;
+    uint64_t size;
+    PyObject *owner;  /* keeps ptr valid; NULL when `view` does */
+    Py_buffer view;   /* the exporter's buffer, held for the tensor's lifetime */
+    uint8_t has_view;
+    uint8_t readonly;
+    uint8_t align_log2;
+};
+
+typedef struct {
+    PyObject_VAR_HEAD
+    struct hurray_descriptor *d;
+    PyObject *device;
+    PyObject *layout_keep; /* Layout whose opaque bytes d->layout.opaque points into */
+    PyObject *weakreflist;
+    struct hrpy_tbuf bufs[];
+} TensorObject;
+
+#define TENSOR(o) ((TensorObject *)(o))
+
+/* Larger copies and fills run with the GIL released. */
+#define NOGIL_BYTES ((uint64_t)1 << 16)
+
+/* ---- allocation and lifetime ------------------------------------------------------------ */
+
+static TensorObject *tensor_alloc(hrpy_state *st, Py_ssize_t nbuf) {
+    if (nbuf > HURRAY_MAX_BUFFERS) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "buffer_count",
+                       "buffer_count: %zd buffers; a descriptor holds at most %d", nbuf,
+                       HURRAY_MAX_BUFFERS);
+        return NULL;
+    }
+    TensorObject *self = (TensorObject *)st->Tensor_Type->tp_alloc(st->Tensor_Type, nbuf);
+    if (self == NULL) return NULL;
+    self->d = PyMem_Malloc(sizeof *self->d);
+    if (self->d == NULL) {
+        Py_DECREF(self);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    hurray_descriptor_init(self->d);
+    return self;
+}
+
+static void slot_release(struct hrpy_tbuf *b) {
+    if (b->has_view) {
+        PyBuffer_Release(&b->view);
+        b->has_view = 0;
+    }
+    Py_CLEAR(b->owner);
+    b->ptr = NULL;
+}
+
+static int tensor_traverse(PyObject *self, visitproc visit, void *arg) {
+    TensorObject *t = TENSOR(self);
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(t->device);
+    Py_VISIT(t->layout_keep);
+    /* Owners are plain references. An exporter we hold a Py_buffer of is not
+     * visited: the collector would otherwise tp_clear it while exported (a
+     * memoryview's clear drops its managed buffer despite open exports, and
+     * releasing ours afterwards crashes); unvisited, it counts as reachable
+     * until this tensor releases it in dealloc. */
+    for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) Py_VISIT(t->bufs[i].owner);
+    return 0;
+}
+
+/* The buffers stay until dealloc: a cycle through an exporter is broken by
+ * the exporter's own clear, and the pointers must not dangle before. */
+static int tensor_clear(PyObject *self) {
+    Py_CLEAR(TENSOR(self)->device);
+    Py_CLEAR(TENSOR(self)->layout_keep);
+    return 0;
+}
+
+static void tensor_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    TensorObject *t = TENSOR(self);
+    PyObject_GC_UnTrack(self);
+    if (t->weakreflist != NULL) PyObject_ClearWeakRefs(self);
+    (void)tensor_clear(self);
+    for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) slot_release(&t->bufs[i]);
+    if (t->d != NULL) {
+        hurray_descriptor_reset(t->d);
+        PyMem_Free(t->d);
+        t->d = NULL;
+    }
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* ---- building ----------------------------------------------------------------------------- */
+
+void hrpy_tensor_spec_init(struct hrpy_tensor_spec *s, hrpy_state *st) {
+    memset(s, 0, sizeof *s);
+    s->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+    s->device = st->cpu_device;
+}
+
+/* Limits a producer's own tensor is validated against: the format's maxima. */
+static const struct hurray_limits *authoring_limits(struct hurray_limits *lim) {
+    hurray_limits_default(lim);
+    lim->max_descriptor_bytes = UINT64_MAX;
+    lim->max_buffer_bytes = UINT64_MAX;
+    lim->max_rank = UINT32_MAX;
+    lim->max_composite_members = UINT64_MAX;
+    hurray_limits_clamp(lim);
+    return lim;
+}
+
+static void slot_set(struct hrpy_tbuf *b, const struct hrpy_part *p) {
+    b->ptr = p->ptr;
+    b->size = p->size;
+    b->owner = Py_XNewRef(p->owner);
+    b->readonly = p->readonly ? 1 : 0;
+    b->align_log2 = p->size == 0 ? 0
+                    : p->align_log2 >= 0 ? (uint8_t)p->align_log2
+                                         : hrpy_measure_align_log2(p->ptr, p->size);
+}
+
+/* The quantization section, its buffer indices re-derived from the layout:
+ * L, L+1, ... (HR-QUANT-3). With L unknowable (private, unknown layouts) the
+ * indices are kept as given. */
+static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct hurray_quant *q) {
+    int layout_buffers = -1;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    d->quant = *q;
+    d->has_quant = 1;
+    int status = hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        return -1;
+    }
+    if (layout_buffers >= 0 && layout_buffers < HURRAY_MAX_BUFFERS)
+        hrpy_quant_set_first_index(&d->quant, (uint8_t)layout_buffers);
+    return 0;
+}
+
+/* Fills the descriptor of `self` (whose slots are set) from `s` and validates
+ * it. Steals `self`. */
+static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
+                             const struct hrpy_tensor_spec *s) {
+    struct hurray_descriptor *d = self->d;
+    struct hurray_limits lim;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int32_t device_id = 0;
+    if (!hrpy_device_tags(st, s->device, &d->device, &d->memory_class, &device_id)) {
+        PyErr_SetString(PyExc_SystemError, "tensor_seal: device is not a hurray.Device");
+        goto error;
+    }
+    self->device = Py_NewRef(s->device);
+    d->dtype = s->dtype;
+    d->rank = s->rank;
+    memcpy(d->shape, s->shape, sizeof d->shape[0] * s->rank);
+    d->layout = s->layout;
+    if (d->layout.opaque != NULL) self->layout_keep = Py_XNewRef(s->layout_obj);
+    d->byte_offset = s->byte_offset;
+    d->buffer_count = (uint8_t)Py_SIZE(self);
+    for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
+        d->buffers[i].size = self->bufs[i].size;
+        d->buffers[i].alignment_log2 = self->bufs[i].size == 0 ? 0 : self->bufs[i].align_log2;
+        d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED; /* everything built here */
+    }
+    if (s->quant != NULL && fill_quant(st, d, s->quant) < 0) goto error;
+    if (s->stats != NULL) {
+        d->statistics = *s->stats;
+        d->has_statistics = 1;
+    }
+    if (s->shard != NULL) {
+        d->shard = *s->shard;
+        d->has_shard = 1;
+    }
+    int status = hurray_descriptor_validate(d, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto error;
+    }
+    return (PyObject *)self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
+                            const struct hrpy_part *parts, Py_ssize_t n) {
+    TensorObject *self = tensor_alloc(st, n);
+    if (self == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) slot_set(&self->bufs[i], &parts[i]);
+    return tensor_seal(st, self, s);
+}
+
+/* ---- argument conversions shared with the factories ------------------------------------- */
+
+int hrpy_layout_arg(hrpy_state *st, PyObject *obj, uint8_t rank, const char *who,
+                    struct hurray_layout *out, PyObject **opaque_owner) {
+    *opaque_owner = NULL;
+    memset(out, 0, sizeof *out);
+    if (obj == NULL || obj == Py_None) {
+        out->tag = HURRAY_LAYOUT_ROW_MAJOR; /* seed § Authoring: omitting it means row-major */
+        return 0;
+    }
+    int param_rank = -1;
+    const struct hurray_layout *l = hrpy_layout_c(st, obj, &param_rank);
+    if (l == NULL) {
+        /* A string cannot carry nnz or strides: never accepted (seed § Authoring). */
+        PyErr_Format(PyExc_TypeError, "%s: layout must be a hurray.Layout instance, not %.100s",
+                     who, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (l->tag == HURRAY_LAYOUT_COMPOSITE) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "layout",
+                       "%s: a composite head owns no buffers, which a Tensor cannot represent",
+                       who);
+        return -1;
+    }
+    if (param_rank >= 0 && param_rank != rank) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "rank",
+                       "rank: the %s layout's parameters are for rank %d, the shape has rank %d",
+                       hurray_layout_name(l->tag), param_rank, (int)rank);
+        return -1;
+    }
+    *out = *l;
+    if (l->opaque != NULL) *opaque_owner = obj;
+    return 0;
+}
+
+/* Index of the first dynamic extent, or -1. */
+static int first_dynamic(uint8_t rank, const uint64_t *shape) {
+    for (unsigned k = 0; k < rank; k++)
+        if (shape[k] == HURRAY_DYNAMIC_DIM) return (int)k;
+    return -1;
+}
+
+int hrpy_refuse_dynamic(hrpy_state *st, const char *who, uint8_t rank, const uint64_t *shape) {
+    int k = first_dynamic(rank, shape);
+    if (k < 0) return 0;
+    char field[32];
+    PyOS_snprintf(field, sizeof field, "shape[%d]", k);
+    hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, field,
+                   "%s: %s is dynamic (None); %s needs every extent resolved", who, field, who);
+    return -1;
+}
+
+/* device= (a Device, or what Device() takes as kind; None: cpu) and
+ * device_id= (None: the Device's own, 0 for a kind). New reference. */
+static PyObject *device_arg(hrpy_state *st, PyObject *device, PyObject *device_id) {
+    uint8_t tag = HURRAY_DEVICE_CPU, memory_class = HURRAY_MEM_STANDARD;
+    int32_t id = 0;
+    PyObject *given = NULL; /* a Device object that may be reused */
+    if (device != NULL && device != Py_None) {
+        if (hrpy_device_tags(st, device, &tag, &memory_class, &id)) {
+            given = device;
+        } else {
+            PyObject *made = PyObject_CallOneArg((PyObject *)st->Device_Type, device);
+            if (made == NULL) return NULL;
+            (void)hrpy_device_tags(st, made, &tag, &memory_class, &id);
+            Py_DECREF(made);
+        }
+    }
+    if (device_id != NULL && device_id != Py_None) {
+        uint64_t v = 0;
+        if (hrpy_as_uint_max(device_id, "device_id", INT32_MAX, &v) < 0) return NULL;
+        if (given != NULL && (int32_t)v != id)
+            return PyErr_Format(PyExc_ValueError,
+                                "device_id=%lld contradicts device.device_id=%ld; pass one",
+                                (long long)v, (long)id);
+        id = (int32_t)v;
+    }
+    if (given != NULL) return Py_NewRef(given);
+    if (tag == HURRAY_DEVICE_CPU && memory_class == HURRAY_MEM_STANDARD && id == 0)
+        return Py_NewRef(st->cpu_device);
+    return hrpy_device_new(st, tag, memory_class, id);
+}
+
+/* copy=None / True / False -> -1 / 1 / 0. */
+static int copy_arg(PyObject *obj, int *mode) {
+    if (obj == NULL || obj == Py_None) {
+        *mode = -1;
+        return 0;
+    }
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "copy must be None, True or False, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *mode = obj == Py_True;
+    return 0;
+}
+
+/* ---- the constructor ------------------------------------------------------------------------ */
+
+/* Borrows one buffer-protocol object's bytes for the tensor's lifetime. */
+static int slot_from_object(struct hrpy_tbuf *b, PyObject *obj, Py_ssize_t i) {
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "buffers[%zd] must support the buffer protocol, not %.100s", i,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, &b->view, PyBUF_ANY_CONTIGUOUS) < 0) return -1;
+    b->has_view = 1;
+    b->ptr = b->view.buf;
+    b->size = (uint64_t)b->view.len;
+    b->readonly = b->view.readonly ? 1 : 0;
+    b->align_log2 = hrpy_measure_align_log2(b->ptr, b->size);
+    return 0;
+}
+
+static void copy_bytes(void *dst, const void *src, uint64_t n) {
+    if (n == 0) return;
+    if (n < NOGIL_BYTES) {
+        memcpy(dst, src, (size_t)n);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(dst, src, (size_t)n);
+    Py_END_ALLOW_THREADS
+}
+
+/* Replaces a borrowed buffer by an owned, aligned copy of it. */
+static int slot_copy_to_owned(hrpy_state *st, struct hrpy_tbuf *b) {
+    void *data = NULL;
+    uint8_t log2 = 0;
+    PyObject *owner = hrpy_owned_new(st, b->size, 0, &data, &log2);
+    if (owner == NULL) return -1;
+    copy_bytes(data, b->ptr, b->size);
+    slot_release(b);
+    b->owner = owner;
+    b->ptr = data;
+    b->readonly = 0;
+    b->align_log2 = log2;
+    return 0;
+}
+
+/* copy on ingest, per buffer (seed § copy on ingest): None copies a buffer
+ * whose address is not MIN_BUFFER_ALIGNMENT-aligned, True always copies,
+ * False refuses (ValueError) when a copy would be needed. */
+static int slot_apply_copy(hrpy_state *st, struct hrpy_tbuf *b, int mode, const char *who,
+                           Py_ssize_t i) {
+    int aligned = b->size == 0 || ((uintptr_t)b->ptr % HURRAY_MIN_BUFFER_ALIGNMENT) == 0;
+    if (mode == 1 || (mode == -1 && !aligned)) return slot_copy_to_owned(st, b);
+    if (mode == 0 && !aligned) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: buffers[%zd] at %p is only %ld-byte aligned; sharing it needs "
+                     "MIN_BUFFER_ALIGNMENT (%d) and copy=False forbids the copy",
+                     who, i, (void *)b->ptr, 1L << b->align_log2, HURRAY_MIN_BUFFER_ALIGNMENT);
+        return -1;
+    }
+    return 0;
+}
+
+/* The sections and scalars of the constructor, converted into `s`. */
+static int tensor_spec_from_args(hrpy_state *st, PyObject *const *a,
+                                 struct hrpy_tensor_spec *s, PyObject **device) {
+    if (!hrpy_dtype_tag_of(st, a[1], &s->dtype)) {
+        PyErr_Format(PyExc_TypeError, "Tensor: dtype must be a hurray.Dtype, not %.100s",
+                     Py_TYPE(a[1])->tp_name);
+        return -1;
+    }
+    if (hrpy_as_shape(st, a[2], s->shape, &s->rank) < 0) return -1;
+    if (hrpy_layout_arg(st, a[3], s->rank, "Tensor", &s->layout, &s->layout_obj) < 0) return -1;
+    if (a[4] != NULL && a[4] != Py_None) {
+        s->quant = hrpy_quant_c(st, a[4]);
+        if (s->quant == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Tensor: quantization must be a hurray.Quantization or None, not %.100s",
+                         Py_TYPE(a[4])->tp_name);
+            return -1;
+        }
+    }
+    if (a[5] != NULL && a[5] != Py_None) {
+        s->stats = hrpy_statistics_c(st, a[5]);
+        if (s->stats == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Tensor: statistics must be a hurray.Statistics or None, not %.100s",
+                         Py_TYPE(a[5])->tp_name);
+            return -1;
+        }
+    }
+    if (a[6] != NULL && a[6] != Py_None) {
+        uint8_t shard_rank = 0;
+        s->shard = hrpy_shard_c(st, a[6], &shard_rank);
+        if (s->shard == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Tensor: shard must be a hurray.Shard or None, not %.100s",
+                         Py_TYPE(a[6])->tp_name);
+            return -1;
+        }
+        if (shard_rank != s->rank) {
+            hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "shard.global_shape",
+                           "shard.global_shape: %d entries, the tensor's rank is %d",
+                           (int)shard_rank, (int)s->rank);
+            return -1;
+        }
+    }
+    if (a[9] != NULL && hrpy_as_u64(a[9], "byte_offset", &s->byte_offset) < 0) return -1;
+    *device = device_arg(st, a[7], a[8]);
+    if (*device == NULL) return -1;
+    s->device = *device;
+    return 0;
+}
+
+/* buffers: one buffer-protocol object, or a sequence of them. New reference
+ * to a fast sequence. */
+static PyObject *buffers_arg(PyObject *obj) {
+    if (PyObject_CheckBuffer(obj)) return PyTuple_Pack(1, obj);
+    if (PyUnicode_Check(obj) || !PySequence_Check(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "Tensor: buffers must be a buffer-protocol object or a sequence of them, "
+                     "not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return PySequence_Fast(obj, "Tensor: buffers must be a sequence");
+}
+
+static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static const char *const names[] = {"buffers", "dtype",  "shape",     "layout",
+                                        "quantization", "statistics", "shard", "device",
+                                        "device_id", "byte_offset", "copy"};
+    PyObject *a[11];
+    PyObject *seq = NULL, *device = NULL;
+    TensorObject *self = NULL;
+    struct hrpy_tensor_spec s;
+    int mode = -1;
+    hrpy_state *st = hrpy_state_from_type(type);
+    if (st == NULL) return NULL;
+    if (hrpy_bind_tuple("Tensor", args, kwargs, names, 11, 3, 3, a) < 0) return NULL;
+    hrpy_tensor_spec_init(&s, st);
+    if (tensor_spec_from_args(st, a, &s, &device) < 0) goto error;
+    if (copy_arg(a[10], &mode) < 0) goto error;
+    seq = buffers_arg(a[0]);
+    if (seq == NULL) goto error;
+    self = tensor_alloc(st, PySequence_Fast_GET_SIZE(seq));
+    if (self == NULL) goto error;
+    for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
+        if (slot_from_object(&self->bufs[i], PySequence_Fast_GET_ITEM(seq, i), i) < 0 ||
+            slot_apply_copy(st, &self->bufs[i], mode, "Tensor", i) < 0)
+            goto error;
+    }
+    Py_CLEAR(seq);
+    PyObject *result = tensor_seal(st, self, &s); /* steals self */
+    Py_DECREF(device);
+    return result;
+error:
+    Py_XDECREF(self);
+    Py_XDECREF(seq);
+    Py_XDECREF(device);
+    return NULL;
+}
+
+/* ---- byte access rules ----------------------------------------------------------------------- */
+
+/* Paths that hand out bytes need CPU memory and producer_synced buffers
+ * (HR-BUF-6: UnsupportedError naming the mode). */
+static int check_bytes(hrpy_state *st, TensorObject *t, const char *who) {
+    const struct hurray_descriptor *d = t->d;
+    if (d->device != HURRAY_DEVICE_CPU) {
+        const char *kind = hurray_device_name(d->device);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "device",
+                       "%s: the tensor's memory is on device '%s' (tag %s), which this binding "
+                       "cannot address from the CPU",
+                       who, kind ? kind : "?", HRPY_HEX(d->device));
+        return -1;
+    }
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
+        const char *mode = hurray_sync_mode_name(d->buffers[i].sync_mode);
+        char field[32];
+        PyOS_snprintf(field, sizeof field, "buffers[%u].sync_mode", i);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, field,
+                       "%s: buffer %u has sync_mode '%s'; the binding holds no event or stream "
+                       "to wait on, so it hands out only producer_synced bytes",
+                       who, i, mode ? mode : "?");
+        return -1;
+    }
+    return 0;
+}
+
+/* NumPy's kind for a named element type: from the DLPack code in the C
+ * table, which names exactly NumPy's own numeric types (int, uint, float,
+ * complex, bool); 0 for the others (bfloat16, Tier 2). */
+static char numpy_kind(const struct hurray_dtype_info *info) {
+    if (info == NULL || info->tier != 1) return 0;
+    switch (info->dlpack_code) {
+    case 0: return 'i';
+    case 1: return 'u';
+    case 2: return 'f';
+    case 5: return 'c';
+    case 6: return 'b';
+    default: return 0;
+    }
+}
+
+static int refuse_dtype(hrpy_state *st, const char *who, uint8_t tag,
+                        const struct hurray_dtype_info *info) {
+    if (info == NULL)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "dtype",
+                              "%s: the element type is the private extension type %s; NumPy "
+                              "has no dtype for it",
+                              who, HRPY_HEX(tag)),
+               -1;
+    if (info->tag == HURRAY_DTYPE_BFLOAT16)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "dtype",
+                              "%s: NumPy has no bfloat16; install ml_dtypes and use "
+                              "numpy.asarray(tensor.__array__()) or buffer(i)",
+                              who),
+               -1;
+    return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "dtype",
+                          "%s: %s is a Tier %d element type; NumPy has no dtype for it (use "
+                          "buffer(i), or to_ml_dtypes() with ml_dtypes installed)",
+                          who, info->name, (int)info->tier),
+           -1;
+}
+
+/* Byte strides of a stride-expressible layout; 0, or -1 when a stride
+ * overflows 64 bits (UnsupportedError). */
+static int np_strides(hrpy_state *st, const struct hurray_descriptor *d, unsigned itemsize,
+                      const char *who, struct hrpy_np_view *v) {
+    int overflow = 0;
+    int64_t s = (int64_t)itemsize;
+    if (d->layout.tag == HURRAY_LAYOUT_STRIDED) {
+        for (unsigned k = 0; k < d->rank; k++) {
+            int64_t e = d->layout.strides[k];
+            overflow |= e != 0 && (e > INT64_MAX / (int64_t)(itemsize ? itemsize : 1) ||
+                                   e < INT64_MIN / (int64_t)(itemsize ? itemsize : 1));
+            v->strides[k] = overflow ? 0 : e * (int64_t)itemsize;
+        }
+    } else {
+        int col = d->layout.tag == HURRAY_LAYOUT_COL_MAJOR;
+        for (unsigned j = 0; j < d->rank; j++) {
+            unsigned k = col ? j : d->rank - 1u - j;
+            v->strides[k] = s;
+            int64_t n = (int64_t)d->shape[k];
+            if (n > 1 && s > INT64_MAX / n) overflow = 1;
+            else if (n > 1) s *= n;
+        }
+    }
+    if (!overflow) return 0;
+    hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "shape",
+                   "%s: a byte stride exceeds 2^63-1", who);
+    return -1;
+}
+
+static int tensor_numpy_view(hrpy_state *st, TensorObject *t, const char *who, unsigned flags,
+                             struct hrpy_np_view *v) {
+    const struct hurray_descriptor *d = t->d;
+    if (check_bytes(st, t, who) < 0) return -1;
+    if (d->has_quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
+                       "%s: the tensor is quantized (%s); NumPy has no quantized element type "
+                       "(use buffer(i) or the native protocol)",
+                       who, scheme ? scheme : "?");
+        return -1;
+    }
+    const struct hurray_dtype_info *info = hurray_dtype_info(d->dtype);
+    char kind = numpy_kind(info);
+    int allowed = kind != 0 ||
+                  (info != NULL && info->tag == HURRAY_DTYPE_BFLOAT16 &&
+                   (flags & (HRPY_NPV_BFLOAT16 | HRPY_NPV_TIER2))) ||
+                  (info != NULL && (flags & HRPY_NPV_TIER2));
+    if (!allowed) return refuse_dtype(st, who, d->dtype, info);
+    uint8_t tag = d->layout.tag;
+    int sub_byte = info->bits % 8 != 0;
+    if (!hurray_layout_is_stride_expressible(tag) || (sub_byte && tag == HURRAY_LAYOUT_STRIDED)) {
+        const char *name = hurray_layout_name(tag); /* the one name helper (HR-LAYOUT-4) */
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "layout",
+                       "%s: the %s layout is not dense and stride-expressible; NumPy cannot "
+                       "address it (use buffer(i) and the layout's parameters)",
+                       who, name ? name : "?");
+        return -1;
+    }
+    int dyn = first_dynamic(d->rank, d->shape);
+    if (dyn >= 0) {
+        /* Unsupported, not invalid: the descriptor is fine, NumPy is not. */
+        char field[32];
+        PyOS_snprintf(field, sizeof field, "shape[%d]", dyn);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, field,
+                       "%s: %s is dynamic (None); NumPy would read the wire sentinel as -1, "
+                       "so an unresolved shape is not handed to it",
+                       who, field);
+        return -1;
+    }
+    v->data = t->bufs[0].ptr + d->byte_offset;
+    v->readonly = t->bufs[0].readonly;
+    v->dtype = d->dtype;
+    v->kind = kind;
+    v->itemsize = sub_byte ? 0u : info->bits / 8u;
+    v->ndim = d->rank;
+    v->c_order = tag == HURRAY_LAYOUT_ROW_MAJOR;
+    uint64_t count = 1;
+    for (unsigned k = 0; k < d->rank; k++) {
+        v->shape[k] = (int64_t)d->shape[k];
+        /* validated (HR-SHAPE-3): the product does not overflow */
+        count = d->shape[k] == 0 || count == 0 ? 0 : count * d->shape[k];
+    }
+    v->count = count;
+    v->nbytes = t->bufs[0].size - d->byte_offset;
+    return np_strides(st, d, v->itemsize ? v->itemsize : 1u, who, v);
+}
+
+/* ---- properties ------------------------------------------------------------------------------ */
+
+static hrpy_state *self_state(PyObject *self) { return hrpy_state_from_type(Py_TYPE(self)); }
+
+static PyObject *t_get_dtype(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    return st ? Py_XNewRef(hrpy_dtype_get(st, TENSOR(self)->d->dtype, "dtype")) : NULL;
+}
+
+static PyObject *t_get_shape(PyObject *self, void *Py_UNUSED(c)) {
+    return hrpy_shape_to_tuple(TENSOR(self)->d->rank, TENSOR(self)->d->shape);
+}
+
+static PyObject *t_get_ndim(PyObject *self, void *Py_UNUSED(c)) {
+    return PyLong_FromLong(TENSOR(self)->d->rank);
+}
+
+static PyObject *t_get_size(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    uint64_t count = 0;
+    int resolved = 0;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int status = hurray_shape_element_count(d->rank, d->shape, &count, &resolved, &err);
+    if (status != HURRAY_OK) {
+        hrpy_state *st = self_state(self);
+        return st ? hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err) : NULL;
+    }
+    /* A zero extent makes N = 0 even beside a dynamic one (HR-SHAPE-3). */
+    if (!resolved && count != 0) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(count);
+}
+
+static PyObject *t_get_layout(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_layout_from_c(st, &TENSOR(self)->d->layout, TENSOR(self)->d->rank) : NULL;
+}
+
+static PyObject *t_get_quantization(PyObject *self, void *Py_UNUSED(c)) {
+    if (!TENSOR(self)->d->has_quant) Py_RETURN_NONE;
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_quant_from_c(st, &TENSOR(self)->d->quant) : NULL;
+}
+
+static PyObject *t_get_statistics(PyObject *self, void *Py_UNUSED(c)) {
+    if (!TENSOR(self)->d->has_statistics) Py_RETURN_NONE;
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_statistics_from_c(st, &TENSOR(self)->d->statistics) : NULL;
+}
+
+static PyObject *t_get_shard(PyObject *self, void *Py_UNUSED(c)) {
+    if (!TENSOR(self)->d->has_shard) Py_RETURN_NONE;
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_shard_from_c(st, &TENSOR(self)->d->shard, TENSOR(self)->d->rank) : NULL;
+}
+
+static PyObject *t_get_device(PyObject *self, void *Py_UNUSED(c)) {
+    return Py_NewRef(TENSOR(self)->device);
+}
+
+static PyObject *t_get_device_id(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    uint8_t tag, memory_class;
+    int32_t id = 0;
+    if (st == NULL) return NULL;
+    (void)hrpy_device_tags(st, TENSOR(self)->device, &tag, &memory_class, &id);
+    return PyLong_FromLong(id);
+}
+
+static PyObject *t_get_buffer_count(PyObject *self, void *Py_UNUSED(c)) {
+    return PyLong_FromLong(TENSOR(self)->d->buffer_count);
+}
+
+static PyObject *t_get_buffer_handles(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_buffer_handles(st, TENSOR(self)->d, TENSOR(self)->device) : NULL;
+}
+
+static PyObject *t_get_descriptor(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_descriptor_from_c_device(st, TENSOR(self)->d, TENSOR(self)->device) : NULL;
+}
+
+static PyObject *t_get_byte_offset(PyObject *self, void *Py_UNUSED(c)) {
+    return PyLong_FromUnsignedLongLong(TENSOR(self)->d->byte_offset);
+}
+
+/* 'producer_synced' when every buffer is (and for a tensor with none);
+ * otherwise the first other mode in buffer order. */
+static PyObject *t_get_sync_mode(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    uint8_t mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    for (unsigned i = 0; i < d->buffer_count && mode == HURRAY_SYNC_PRODUCER_SYNCED; i++)
+        mode = d->buffers[i].sync_mode;
+    const char *name = hurray_sync_mode_name(mode);
+    if (name == NULL) Py_RETURN_NONE;
+    return PyUnicode_FromString(name);
+}
+
+static PyObject *t_get_nbytes(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    uint64_t total = 0;
+    PyObject *sum = PyLong_FromLong(0);
+    for (unsigned i = 0; sum != NULL && i < d->buffer_count; i++) {
+        if (total <= UINT64_MAX - d->buffers[i].size) {
+            total += d->buffers[i].size;
+            continue;
+        }
+        PyObject *part = PyLong_FromUnsignedLongLong(total), *acc = NULL;
+        if (part != NULL) acc = PyNumber_Add(sum, part);
+        Py_XDECREF(part);
+        Py_SETREF(sum, acc);
+        total = d->buffers[i].size;
+    }
+    if (sum == NULL) return NULL;
+    PyObject *rest = PyLong_FromUnsignedLongLong(total);
+    PyObject *result = rest ? PyNumber_Add(sum, rest) : NULL;
+    Py_XDECREF(rest);
+    Py_DECREF(sum);
+    return result;
+}
+
+static PyObject *t_get_itemsize(PyObject *self, void *Py_UNUSED(c)) {
+    uint16_t bits = hurray_dtype_bits(TENSOR(self)->d->dtype);
+    if (bits == 0 || bits % 8 != 0) Py_RETURN_NONE;
+    return PyLong_FromLong(bits / 8);
+}
+
+/* ---- sparse accessors (seed § Layouts and Sparse Tensor Support) ---------------------- */
+
+/* AttributeError, so that hasattr reports whether the accessor applies
+ * (seed: MUST NOT raise UnsupportedError). */
+static PyObject *not_applicable(PyObject *self, const char *attr) {
+    const char *name = hurray_layout_name(TENSOR(self)->d->layout.tag);
+    PyErr_Format(PyExc_AttributeError,
+                 "'hurray.Tensor' object with the %s layout has no attribute '%s'",
+                 name ? name : "?", attr);
+    return NULL;
+}
+
+static int is_sparse(uint8_t tag) {
+    return tag == HURRAY_LAYOUT_COO || tag == HURRAY_LAYOUT_CSR || tag == HURRAY_LAYOUT_CSC ||
+           tag == HURRAY_LAYOUT_CSF;
+}
+
+/* A row-major Tensor view over buffer `index` of `self`, which it keeps alive. */
+static PyObject *component_view(PyObject *self, const char *attr, unsigned index, uint8_t dtype,
+                                uint8_t rank, const uint64_t *shape, uint64_t byte_offset,
+                                const struct hurray_quant *quant) {
+    TensorObject *t = TENSOR(self);
+    hrpy_state *st = self_state(self);
+    if (st == NULL) return NULL;
+    char who[48];
+    PyOS_snprintf(who, sizeof who, ".%s", attr);
+    if (check_bytes(st, t, who) < 0) return NULL;
+    struct hrpy_tensor_spec s;
+    hrpy_tensor_spec_init(&s, st);
+    s.dtype = dtype;
+    s.rank = rank;
+    memcpy(s.shape, shape, sizeof shape[0] * rank);
+    s.byte_offset = byte_offset;
+    s.device = t->device;
+    s.quant = quant;
+    const struct hrpy_tbuf *b = &t->bufs[index];
+    struct hrpy_part part = {b->ptr, b->size, self, b->readonly, b->align_log2};
+    return hrpy_tensor_build(st, &s, &part, 1);
+}
+
+static PyObject *t_get_nnz(PyObject *self, void *Py_UNUSED(c)) {
+    if (!is_sparse(TENSOR(self)->d->layout.tag)) return not_applicable(self, "nnz");
+    return PyLong_FromUnsignedLongLong(TENSOR(self)->d->layout.nnz);
+}
+
+/* values: the tensor's element type, shape (nnz,), the tensor's byte_offset;
+ * a per-tensor-affine scheme (the only one a sparse layout takes) applies to
+ * the values and travels with them. */
+static PyObject *t_get_values(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    if (!is_sparse(d->layout.tag)) return not_applicable(self, "values");
+    uint64_t shape[1] = {d->layout.nnz};
+    return component_view(self, "values", 0, d->dtype, 1, shape, d->byte_offset,
+                          d->has_quant ? &d->quant : NULL);
+}
+
+/* COO indices: uint64, the (rank, nnz) row-major array memory-layout.md
+ * defines (coordinate k of entry j is element k*nnz + j). */
+static PyObject *t_get_indices(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    if (d->layout.tag != HURRAY_LAYOUT_COO) return not_applicable(self, "indices");
+    uint64_t shape[2] = {d->rank, d->layout.nnz};
+    return component_view(self, "indices", 1, HURRAY_DTYPE_UINT64, 2, shape, 0, NULL);
+}
+
+/* CSR/CSC: buffer 1 holds nnz minor indices, buffer 2 n+1 pointers, where n
+ * is the extent of dimension 0 (CSR) or 1 (CSC); None stays None. */
+static PyObject *compressed_view(PyObject *self, uint8_t layout, const char *attr, int ptr) {
+    const struct hurray_descriptor *d = TENSOR(self)->d;
+    if (d->layout.tag != layout) return not_applicable(self, attr);
+    uint64_t n = d->shape[layout == HURRAY_LAYOUT_CSR ? 0 : 1];
+    uint64_t shape[1] = {ptr ? (n == HURRAY_DYNAMIC_DIM ? n : n + 1) : d->layout.nnz};
+    return component_view(self, attr, ptr ? 2u : 1u, HURRAY_DTYPE_UINT64, 1, shape, 0, NULL);
+}
+
+static PyObject *t_get_col_indices(PyObject *self, void *Py_UNUSED(c)) {
+    return compressed_view(self, HURRAY_LAYOUT_CSR, "col_indices", 0);
+}
+static PyObject *t_get_row_ptr(PyObject *self, void *Py_UNUSED(c)) {
+    return compressed_view(self, HURRAY_LAYOUT_CSR, "row_ptr", 1);
+}
+static PyObject *t_get_row_indices(PyObject *self, void *Py_UNUSED(c)) {
+    return compressed_view(self, HURRAY_LAYOUT_CSC, "row_indices", 0);
+}
+static PyObject *t_get_col_ptr(PyObject *self, void *Py_UNUSED(c)) {
+    return compressed_view(self, HURRAY_LAYOUT_CSC, "col_ptr", 1);
+}
+
+/* ---- __array_interface__ ----------------------------------------------- */
+
+enum { AI_SHAPE, AI_TYPESTR, AI_DATA, AI_STRIDES, AI_VERSION };
+static const char *const ai_key_names[5] = {"shape", "typestr", "data", "strides", "version"};
+
+/* Interned keys, and the typestr of every tag NumPy has a dtype for:
+ * '|' for one byte, else '<' (buffers are little-endian, conventions.md). */
+static int array_interface_init(hrpy_state *st) {
+    for (int i = 0; i < 5; i++) {
+        st->ai_keys[i] = PyUnicode_InternFromString(ai_key_names[i]);
+        if (st->ai_keys[i] == NULL) return -1;
+    }
+    for (unsigned tag = 0; tag < 256; tag++) {
+        const struct hurray_dtype_info *info = hurray_dtype_info((uint8_t)tag);
+        char kind = numpy_kind(info);
+        if (kind == 0) continue;
+        unsigned size = info->bits / 8u;
+        st->typestr[tag] = PyUnicode_FromFormat("%c%c%u", size == 1 ? '|' : '<', kind, size);
+        if (st->typestr[tag] == NULL) return -1;
+    }
+    return 0;
+}
+
+static PyObject *t_get_array_interface(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    struct hrpy_np_view v;
+    PyObject *dict = NULL, *item = NULL;
+    if (st == NULL) return NULL;
+    if (tensor_numpy_view(st, TENSOR(self), "__array_interface__", HRPY_NPV_NUMPY, &v) < 0)
+        return NULL;
+    dict = PyDict_New();
+    if (dict == NULL) return NULL;
+    item = hrpy_shape_to_tuple(TENSOR(self)->d->rank, TENSOR(self)->d->shape);
+    if (item == NULL || PyDict_SetItem(dict, st->ai_keys[AI_SHAPE], item) < 0) goto error;
+    Py_CLEAR(item);
+    if (PyDict_SetItem(dict, st->ai_keys[AI_TYPESTR], st->typestr[v.dtype]) < 0) goto error;
+    item = Py_BuildValue("(NO)", PyLong_FromVoidPtr(v.data), v.readonly ? Py_True : Py_False);
+    if (item == NULL || PyDict_SetItem(dict, st->ai_keys[AI_DATA], item) < 0) goto error;
+    Py_CLEAR(item);
+    item = v.c_order ? Py_NewRef(Py_None) : hrpy_i64_tuple(v.strides, v.ndim);
+    if (item == NULL || PyDict_SetItem(dict, st->ai_keys[AI_STRIDES], item) < 0) goto error;
+    Py_CLEAR(item);
+    item = PyLong_FromLong(3);
+    if (item == NULL || PyDict_SetItem(dict, st->ai_keys[AI_VERSION], item) < 0) goto error;
+    Py_DECREF(item);
+    return dict;
+error:
+    Py_XDECREF(item);
+    Py_DECREF(dict);
+    return NULL;
+}
+
+/* ---- methods -------------------------------------------------------------------------------- */
+
+/* buffer(index): a 1-D uint8 memoryview of exactly the declared size of the
+ * buffer at that index (read-only if the memory is), keeping the tensor alive. */
+static PyObject *tensor_buffer(PyObject *self, PyTypeObject *defining_class,
+                               PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"index"};
+    PyObject *a[1];
+    hrpy_state *st = PyType_GetModuleState(defining_class);
+    TensorObject *t = TENSOR(self);
+    if (hrpy_bind("buffer", args, nargs, kwnames, names, 1, 1, 1, a) < 0) return NULL;
+    if (!PyIndex_Check(a[0]))
+        return PyErr_Format(PyExc_TypeError, "buffer index must be an integer, not %.100s",
+                            Py_TYPE(a[0])->tp_name);
+    Py_ssize_t i = PyNumber_AsSsize_t(a[0], NULL);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= (Py_ssize_t)t->d->buffer_count)
+        return PyErr_Format(PyExc_IndexError,
+                            "buffer index %zd out of range: the tensor has %d buffer%s", i,
+                            (int)t->d->buffer_count, t->d->buffer_count == 1 ? "" : "s");
+    char who[32];
+    PyOS_snprintf(who, sizeof who, "buffer(%zd)", i);
+    if (check_bytes(st, t, who) < 0) return NULL;
+    const struct hrpy_tbuf *b = &t->bufs[i];
+    return hrpy_byteview_memoryview(st, self, b->ptr, t->d->buffers[i].size, b->readonly);
+}
+
+/* The sibling module that speaks NumPy's C API, imported on first use. */
+static PyObject *numpy_bridge(hrpy_state *st) {
+    PyObject *m = PyImport_GetModule(st->str_numpy_module);
+    if (m != NULL || PyErr_Occurred()) return m;
+    return PyImport_Import(st->str_numpy_module);
+}
+
+enum { BRIDGE_FROM_NUMPY, BRIDGE_TO_ARRAY, BRIDGE_TO_ML_DTYPES };
+static const char *const bridge_names[3] = {"from_numpy", "_tensor_to_array", "_to_ml_dtypes"};
+
+static PyObject *call_bridge(hrpy_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    PyObject *m = numpy_bridge(st);
+    if (m == NULL) return NULL;
+    PyObject *f = PyObject_GetAttr(m, st->str_bridge[which]);
+    Py_DECREF(m);
+    if (f == NULL) return NULL;
+    PyObject *r = PyObject_Vectorcall(f, args, nargs, kwnames);
+    Py_DECREF(f);
+    return r;
+}
+
+/* __array__(dtype=None, copy=None): NumPy 2's protocol, done by hurray._numpy. */
+static PyObject *tensor_array(PyObject *self, PyTypeObject *defining_class, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"dtype", "copy"};
+    PyObject *a[2];
+    hrpy_state *st = PyType_GetModuleState(defining_class);
+    if (hrpy_bind("__array__", args, nargs, kwnames, names, 2, 2, 0, a) < 0) return NULL;
+    PyObject *call[3] = {self, a[0] ? a[0] : Py_None, a[1] ? a[1] : Py_None};
+    return call_bridge(st, BRIDGE_TO_ARRAY, call, 3, NULL);
+}
+
+static PyObject *tensor_to_ml_dtypes(PyObject *self, PyTypeObject *defining_class,
+                                     PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    hrpy_state *st = PyType_GetModuleState(defining_class);
+    if (hrpy_bind("to_ml_dtypes", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0) return NULL;
+    PyObject *call[1] = {self};
+    return call_bridge(st, BRIDGE_TO_ML_DTYPES, call, 1, NULL);
+}
+
+PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    return call_bridge(hrpy_state_from_module(module), BRIDGE_FROM_NUMPY, args, nargs,
+                       kwnames);
+}
+
+/* _tensor_with_sync_mode(tensor, index, mode) -> Tensor: a copy of the
+ * tensor whose buffer `index` declares another sync_mode byte. For tests of
+ * the refusal paths only: no public constructor accepts a sync_mode (seed
+ * § sync_mode), and the tensors that carry one arrive through the native
+ * protocol and streams. */
+static PyObject *tensor_with_sync_mode(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t nargs) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    uint64_t index = 0, mode = 0;
+    if (nargs != 3 || !PyObject_TypeCheck(args[0], st->Tensor_Type))
+        return PyErr_Format(PyExc_TypeError, "_tensor_with_sync_mode(tensor, index, mode)");
+    TensorObject *src = TENSOR(args[0]);
+    if (hrpy_as_uint_max(args[1], "index", src->d->buffer_count ? src->d->buffer_count - 1u : 0,
+                         &index) < 0 ||
+        hrpy_as_uint_max(args[2], "mode", 0xFF, &mode) < 0)
+        return NULL;
+    if (src->d->buffer_count == 0) return PyErr_Format(PyExc_IndexError, "no buffers");
+    TensorObject *t = tensor_alloc(st, Py_SIZE(src));
+    if (t == NULL) return NULL;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int status = hurray_descriptor_copy(t->d, src->d, NULL, &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    t->d->buffers[index].sync_mode = (uint8_t)mode;
+    t->device = Py_NewRef(src->device);
+    for (Py_ssize_t i = 0; i < Py_SIZE(src); i++) {
+        const struct hrpy_tbuf *b = &src->bufs[i];
+        struct hrpy_part part = {b->ptr, b->size, args[0], b->readonly, b->align_log2};
+        slot_set(&t->bufs[i], &part);
+    }
+    struct hurray_limits lim;
+    status = hurray_descriptor_validate(t->d, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    return (PyObject *)t;
+}
+
+/* ---- repr ---------------------------------------------------------------------------------- */
+
+/* 'cpu' for the default device, else e.g. 'cuda:1', 'cpu:0/host_pinned',
+ * 'private(0xF3):0'. */
+static PyObject *device_text(hrpy_state *st, const struct hurray_descriptor *d,
+                             PyObject *device) {
+    uint8_t tag, memory_class;
+    int32_t device_id = 0;
+    (void)hrpy_device_tags(st, device, &tag, &memory_class, &device_id);
+    long id = device_id;
+    const char *kind = hurray_device_name(d->device);
+    const char *mc = hurray_memory_class_name(d->memory_class);
+    int std_class = d->memory_class == HURRAY_MEM_STANDARD;
+    if (d->device == HURRAY_DEVICE_CPU && std_class && id == 0) return PyUnicode_FromString("cpu");
+    int priv = hurray_device_tag_kind(d->device) == HURRAY_TAG_PRIVATE;
+    int priv_mc = hurray_memory_class_tag_kind(d->memory_class) == HURRAY_TAG_PRIVATE;
+    return PyUnicode_FromFormat("%s%s%s%s:%ld%s%s%s%s%s", kind ? kind : "?", priv ? "(" : "",
+                                priv ? HRPY_HEX(d->device) : "", priv ? ")" : "", id,
+                                std_class ? "" : "/", std_class ? "" : (mc ? mc : "?"),
+                                priv_mc ? "(" : "", priv_mc ? HRPY_HEX(d->memory_class) : "",
+                                priv_mc ? ")" : "");
+}
+
+/* The data, through NumPy, for a tensor NumPy can read -- only when NumPy is
+ * already imported (repr never imports it) and never for a dynamic shape
+ * (seed § Dynamic dimensions). NULL without an exception otherwise. */
+static PyObject *repr_data(hrpy_state *st, PyObject *self, Py_ssize_t indent) {
+    TensorObject *t = TENSOR(self);
+    if (first_dynamic(t->d->rank, t->d->shape) >= 0) return NULL;
+    PyObject *np = PyImport_GetModule(st->str_numpy);
+    if (np == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    struct hrpy_np_view v;
+    PyObject *arr = NULL, *text = NULL, *nl = NULL, *pad = NULL;
+    if (tensor_numpy_view(st, t, "repr", HRPY_NPV_NUMPY, &v) < 0) goto done;
+    arr = PyObject_CallMethod(np, "asarray", "O", self);
+    if (arr == NULL) goto done;
+    PyObject *fn = PyObject_GetAttrString(np, "array2string");
+    PyObject *kw = fn ? Py_BuildValue("{ss}", "separator", ", ") : NULL;
+    PyObject *pos = kw ? PyTuple_Pack(1, arr) : NULL;
+    text = pos ? PyObject_Call(fn, pos, kw) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(kw);
+    Py_XDECREF(pos);
+    nl = PyUnicode_FromString("\n");
+    char spaces[64];
+    indent = indent < (Py_ssize_t)sizeof spaces - 2 ? indent : (Py_ssize_t)sizeof spaces - 2;
+    spaces[0] = '\n';
+    memset(spaces + 1, ' ', (size_t)indent);
+    pad = PyUnicode_FromStringAndSize(spaces, indent + 1);
+    if (text != NULL && nl != NULL && pad != NULL) /* continuation lines under the first */
+        Py_SETREF(text, PyUnicode_Replace(text, nl, pad, -1));
+    else
+        Py_CLEAR(text);
+done:
+    if (text == NULL) PyErr_Clear();
+    Py_XDECREF(arr);
+    Py_XDECREF(nl);
+    Py_XDECREF(pad);
+    Py_DECREF(np);
+    return text;
+}
+
+static PyObject *tensor_repr(PyObject *self) {
+    static const char prefix[] = "hurray.Tensor(";
+    TensorObject *t = TENSOR(self);
+    PyObject *dtype = NULL, *shape = NULL, *layout = NULL, *dev = NULL, *quant = NULL,
+             *data = NULL, *head = NULL, *r = NULL;
+    hrpy_state *st = self_state(self);
+    if (st == NULL) return NULL;
+    dtype = t_get_dtype(self, NULL);
+    shape = t_get_shape(self, NULL);
+    layout = t_get_layout(self, NULL);
+    dev = device_text(st, t->d, t->device);
+    quant = t->d->has_quant ? t_get_quantization(self, NULL) : NULL;
+    if (!dtype || !shape || !layout || !dev || (t->d->has_quant && !quant)) goto done;
+    data = repr_data(st, self, (Py_ssize_t)(sizeof prefix - 1));
+    head = data ? PyUnicode_FromFormat("%s%U, ", prefix, data) : PyUnicode_FromString(prefix);
+    if (head == NULL) goto done;
+    if (quant != NULL)
+        r = PyUnicode_FromFormat("%Udtype=%R, shape=%R, layout=%R, device=%R, quantization=%R)",
+                                 head, dtype, shape, layout, dev, quant);
+    else
+        r = PyUnicode_FromFormat("%Udtype=%R, shape=%R, layout=%R, device=%R)", head, dtype,
+                                 shape, layout, dev);
+done:
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(layout);
+    Py_XDECREF(dev);
+    Py_XDECREF(quant);
+    Py_XDECREF(data);
+    Py_XDECREF(head);
+    return r;
+}
+
+/* ---- the type ------------------------------------------------------------------------------ */
+
+#define GETTER(name, fn, doc) {name, fn, NULL, PyDoc_STR(doc), NULL}
+static PyGetSetDef tensor_getset[] = {
+    GETTER("dtype", t_get_dtype, "Element type (a Dtype singleton)."),
+    GETTER("shape", t_get_shape, "Tuple of extents; None for a dynamic one."),
+    GETTER("ndim", t_get_ndim, "Rank."),
+    GETTER("size", t_get_size,
+           "Element count, or None when a dynamic dimension leaves it unknown."),
+    GETTER("layout", t_get_layout, "The Layout object (a fresh, equal one per access)."),
+    GETTER("quantization", t_get_quantization,
+           "The quantization object (the class the constructor takes), or None."),
+    GETTER("statistics", t_get_statistics, "Statistics, or None."),
+    GETTER("shard", t_get_shard, "Shard, or None."),
+    GETTER("device", t_get_device, "The Device; every BufferHandle shares this object."),
+    GETTER("device_id", t_get_device_id, "device.device_id: runtime metadata, not on the wire."),
+    GETTER("buffer_count", t_get_buffer_count, "Entries in the buffer table."),
+    GETTER("buffer_handles", t_get_buffer_handles,
+           "Tuple of BufferHandle, one per buffer in descriptor order; they pin nothing."),
+    GETTER("descriptor", t_get_descriptor,
+           "The Descriptor this tensor declares (equal each time)."),
+    GETTER("byte_offset", t_get_byte_offset, "Where the layout's data starts in buffer 0."),
+    GETTER("sync_mode", t_get_sync_mode,
+           "'producer_synced' when every buffer is, else the first other mode. Read-only."),
+    GETTER("nbytes", t_get_nbytes, "Bytes the buffers hold: the sum of their declared sizes."),
+    GETTER("itemsize", t_get_itemsize,
+           "Bytes per element, or None for sub-byte and extension element types."),
+    GETTER("nnz", t_get_nnz, "Stored non-zero count (coo, csr, csc, csf; AttributeError else)."),
+    GETTER("values", t_get_values,
+           "Tensor view of the values buffer: dtype of the tensor, shape (nnz,)\n"
+           "(coo, csr, csc, csf; AttributeError else)."),
+    GETTER("indices", t_get_indices,
+           "COO: uint64 Tensor view of the (ndim, nnz) index array (AttributeError else)."),
+    GETTER("col_indices", t_get_col_indices, "CSR: uint64 view, shape (nnz,)."),
+    GETTER("row_ptr", t_get_row_ptr, "CSR: uint64 view, shape (shape[0] + 1,)."),
+    GETTER("row_indices", t_get_row_indices, "CSC: uint64 view, shape (nnz,)."),
+    GETTER("col_ptr", t_get_col_ptr, "CSC: uint64 view, shape (shape[1] + 1,)."),
+    GETTER("__array_interface__", t_get_array_interface,
+           "NumPy array interface (v3) over buffer 0, for CPU tensors NumPy can address."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+#undef GETTER
+
+static PyMethodDef tensor_methods[] = {
+    {"buffer", (PyCFunction)(void (*)(void))tensor_buffer,
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("buffer(index) -> memoryview\n--\n\n"
+               "A 1-D unsigned-byte view of exactly the declared size of the buffer at\n"
+               "that descriptor index (read-only if the memory is); it keeps the tensor\n"
+               "alive. IndexError past the table; UnsupportedError for a buffer that is\n"
+               "not producer_synced or memory that is not on the CPU.")},
+    {"__array__", (PyCFunction)(void (*)(void))tensor_array,
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("__array__(dtype=None, copy=None) -> numpy.ndarray\n--\n\n"
+               "An ndarray over the same buffer whose .base is this tensor (row_major:\n"
+               "C order, col_major: Fortran order, strided: byte strides). copy=True\n"
+               "copies; copy=False raises ValueError if dtype needs a conversion.")},
+    {"to_ml_dtypes", (PyCFunction)(void (*)(void))tensor_to_ml_dtypes,
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("to_ml_dtypes() -> numpy.ndarray\n--\n\n"
+               "The elements as an ml_dtypes array (bfloat16, float8, int4, ...):\n"
+               "a zero-copy view for byte-sized types; a copy for packed sub-byte types,\n"
+               "unpacked one element per byte as ml_dtypes stores them.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef tensor_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot tensor_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+                    "Tensor(buffers, dtype, shape, *, layout=None, quantization=None,\n"
+                    "       statistics=None, shard=None, device=None, device_id=None,\n"
+                    "       byte_offset=0, copy=None)\n--\n\n"
+                    "A Hurray tensor: a descriptor and the buffers it describes, one class\n"
+                    "for every layout. `buffers` is one buffer-protocol object per buffer-table\n"
+                    "entry in descriptor order (a single object for single-buffer layouts);\n"
+                    "the descriptor is built from the arguments and those buffers (size =\n"
+                    "their length, alignment measured, sync_mode producer_synced) and\n"
+                    "validated by libhurray's three tiers. copy=None copies a buffer whose\n"
+                    "address is not 64-byte aligned, True copies every buffer, False raises\n"
+                    "ValueError instead of copying. Compares by identity.")},
+    {Py_tp_new, tensor_new},
+    {Py_tp_repr, tensor_repr},
+    {Py_tp_getset, tensor_getset},
+    {Py_tp_methods, tensor_methods},
+    {Py_tp_members, tensor_members},
+    {Py_tp_traverse, tensor_traverse},
+    {Py_tp_clear, tensor_clear},
+    {Py_tp_dealloc, tensor_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_spec = {
+    .name = "hurray.Tensor",
+    .basicsize = (int)sizeof(TensorObject),
+    .itemsize = (int)sizeof(struct hrpy_tbuf),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = tensor_slots,
+};
+
+/* ---- the C API for hurray._numpy (capi.h) --------------------------------------------------- */
+
+static int capi_is_tensor(PyObject *module, PyObject *obj) {
+    return PyObject_TypeCheck(obj, hrpy_state_from_module(module)->Tensor_Type);
+}
+
+static int capi_numpy_view(PyObject *module, PyObject *tensor, const char *who, unsigned flags,
+                           struct hrpy_np_view *v) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (!PyObject_TypeCheck(tensor, st->Tensor_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a hurray.Tensor, not %.100s", who,
+                     Py_TYPE(tensor)->tp_name);
+        return -1;
+    }
+    return tensor_numpy_view(st, TENSOR(tensor), who, flags, v);
+}
+
+static char capi_numpy_kind(uint8_t tag) { return numpy_kind(hurray_dtype_info(tag)); }
+
+static PyObject *capi_owned_new(PyObject *module, uint64_t size, int zero, void **data,
+                                uint8_t *align_log2) {
+    return hrpy_owned_new(hrpy_state_from_module(module), size, zero, data, align_log2);
+}
+
+static PyObject *capi_tensor_dense(PyObject *module, const struct hrpy_part *part, uint8_t dtype,
+                                   uint8_t rank, const uint64_t *shape, uint8_t layout_tag,
+                                   const int64_t *strides, uint64_t byte_offset) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    struct hrpy_tensor_spec s;
+    hrpy_tensor_spec_init(&s, st);
+    if (rank > HURRAY_MAX_RANK)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
+                              "rank: %d exceeds the format maximum of %d", (int)rank,
+                              HURRAY_MAX_RANK);
+    s.dtype = dtype;
+    s.rank = rank;
+    memcpy(s.shape, shape, sizeof shape[0] * rank);
+    s.layout.tag = layout_tag;
+    if (layout_tag == HURRAY_LAYOUT_STRIDED)
+        memcpy(s.layout.strides, strides, sizeof strides[0] * rank);
+    s.byte_offset = byte_offset;
+    return hrpy_tensor_build(st, &s, part, 1);
+}
+
+static PyObject *capi_raise_fmt(PyObject *module, int status, const char *field, const char *fmt,
+                                ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (msg == NULL) return NULL;
+    hrpy_raise_fmt(hrpy_state_from_module(module), HRPY_CTX_DESCRIPTOR, status, field, "%U", msg);
+    Py_DECREF(msg);
+    return NULL;
+}
+
+static const hrpy_capi capi_table = {
+    HRPY_CAPI_VERSION,
+    capi_is_tensor,
+    capi_numpy_view,
+    capi_owned_new,
+    capi_tensor_dense,
+    capi_numpy_kind,
+    hurray_dtype_info,
+    hurray_dtype_from_name,
+    capi_raise_fmt,
+};
+
+static PyMethodDef tensor_module_methods[] = {
+    {"_tensor_with_sync_mode", (PyCFunction)(void (*)(void))tensor_with_sync_mode, METH_FASTCALL,
+     PyDoc_STR("_tensor_with_sync_mode(tensor, index, mode) -> Tensor\n--\n\n"
+               "Test hook: the tensor with buffer `index` declaring sync_mode byte `mode`.\n"
+               "No public constructor accepts a sync_mode.")},
+    {NULL, NULL, 0, NULL},
+};
+
+int hrpy_tensor_init(PyObject *module, hrpy_state *st) {
+    PyObject *capsule = NULL;
+    st->Tensor_Type = hrpy_add_type(module, &tensor_spec, NULL);
+    if (st->Tensor_Type == NULL) return -1;
+    st->cpu_device = hrpy_device_new(st, HURRAY_DEVICE_CPU, HURRAY_MEM_STANDARD, 0);
+    if (st->cpu_device == NULL) return -1;
+    st->str_numpy_module = PyUnicode_InternFromString("hurray._numpy");
+    if (st->str_numpy_module == NULL) return -1;
+    st->str_numpy = PyUnicode_InternFromString("numpy");
+    if (st->str_numpy == NULL) return -1;
+    if (array_interface_init(st) < 0) return -1;
+    for (int i = 0; i < 3; i++) {
+        st->str_bridge[i] = PyUnicode_InternFromString(bridge_names[i]);
+        if (st->str_bridge[i] == NULL) return -1;
+    }
+    if (PyModule_AddFunctions(module, tensor_module_methods) < 0) return -1;
+    capsule = PyCapsule_New((void *)&capi_table, HRPY_CAPI_NAME, NULL);
+    if (capsule == NULL) return -1;
+    if (PyModule_AddObjectRef(module, "_C_API", capsule) < 0) {
+        Py_DECREF(capsule);
+        return -1;
+    }
+    Py_DECREF(capsule);
+    return 0;
+}
