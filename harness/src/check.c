@@ -10,6 +10,10 @@
  *                  implementation-defined -> one of "i_outcomes".
  *   quantization:  hurray_quant_decode on the whole file; the same, with the
  *                  qmap compared and the re-encoding equal to the file.
+ *   kv, file, stream (schema 2): kv.c, file.c, stream.c.
+ *
+ * Shared by every kind: the counting allocator, the invalid / impl-defined
+ * status check, and the prefix sampler of the sweeps (hc_sweep_plan).
  *
  * Inputs are handed to libhurray in buffers of exactly their length, so a
  * read past the end shows up under ASan and valgrind; decode allocations go
@@ -26,15 +30,16 @@
 
 #define HC_ALLOC_HEADER 16u /* keeps max_align_t alignment on common ABIs */
 
-struct alloc_stats {
-    size_t live_blocks;
-    size_t live_bytes;
-    unsigned size_mismatches;
-};
-
+/* A request above HC_ALLOC_MAX is refused (NULL: the library reports NOMEM)
+ * without asking malloc: whether malloc grants 2^40 bytes depends on the
+ * machine and the sanitizer (ASan aborts the process on it), and a vector's
+ * outcome must not. No vector needs more than a few times HC_VECTOR_MAX_BYTES. */
 static void *count_alloc(void *ctx, size_t size) {
-    struct alloc_stats *st = ctx;
-    if (size > SIZE_MAX - HC_ALLOC_HEADER) return NULL;
+    struct hc_alloc_stats *st = ctx;
+    if (size > HC_ALLOC_MAX) {
+        st->refused++;
+        return NULL;
+    }
     unsigned char *p = malloc(size + HC_ALLOC_HEADER);
     if (!p) return NULL;
     memcpy(p, &size, sizeof size);
@@ -44,7 +49,7 @@ static void *count_alloc(void *ctx, size_t size) {
 }
 
 static void count_free(void *ctx, void *ptr, size_t size) {
-    struct alloc_stats *st = ctx;
+    struct hc_alloc_stats *st = ctx;
     if (!ptr) return;
     unsigned char *p = (unsigned char *)ptr - HC_ALLOC_HEADER;
     size_t stored;
@@ -55,9 +60,19 @@ static void count_free(void *ctx, void *ptr, size_t size) {
     free(p);
 }
 
+void hc_counting_allocator(struct hurray_allocator *a, struct hc_alloc_stats *st) {
+    memset(st, 0, sizeof *st);
+    a->alloc = count_alloc;
+    a->free = count_free;
+    a->ctx = st;
+}
+
 /* After a reset nothing may stay allocated, and free must get the size that
  * alloc was asked for (alloc.h). */
-static void check_allocations(struct hc_log *log, struct alloc_stats *st, const char *when) {
+void hc_check_allocations(struct hc_log *log, struct hc_alloc_stats *st, const char *when) {
+    if (st->refused)
+        hc_note(log, "note %s: the counting allocator refused %u request(s) above %zu bytes",
+                when, st->refused, (size_t)HC_ALLOC_MAX);
     if (st->live_blocks || st->size_mismatches)
         hc_fail(log, "%s: libhurray left %zu allocation(s) (%zu bytes) after reset, %u free(s) "
                      "with a wrong size",
@@ -72,10 +87,10 @@ static size_t bounded_len(const char *s, size_t cap) {
     return z ? (size_t)(z - s) : cap;
 }
 
-static const char *status_str(int code) { return code == 0 ? "ok" : hurray_status_name(code); }
+const char *hc_status_str(int code) { return code == 0 ? "ok" : hurray_status_name(code); }
 
 /* "LENGTH (field layout.params: message)" */
-static const char *describe(char *buf, size_t cap, int code, const struct hurray_error *err) {
+const char *hc_describe(char *buf, size_t cap, int code, const struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX * 4], m[HURRAY_ERROR_MESSAGE_MAX * 4];
     if (code == HURRAY_OK) {
         snprintf(buf, cap, "OK");
@@ -87,8 +102,51 @@ static const char *describe(char *buf, size_t cap, int code, const struct hurray
     return buf;
 }
 
+#define describe hc_describe
+#define status_str hc_status_str
+#define check_allocations hc_check_allocations
+
 static void hex(char *out, const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++) snprintf(out + 2 * i, 3, "%02x", p[i]);
+}
+
+static int size_cmp(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t *hc_sweep_plan(size_t size, size_t full_max, const uint64_t *marks, size_t nmarks,
+                      size_t *n, int *sampled) {
+    *n = 0;
+    *sampled = size > full_max;
+    if (!*sampled) {
+        size_t *all = malloc((size ? size : 1) * sizeof *all);
+        if (!all) return NULL;
+        for (size_t k = 0; k < size; k++) all[k] = k;
+        *n = size;
+        return all;
+    }
+    /* 256 head lengths, 9 per mark, 256 spaced, 64 tail lengths */
+    static const int64_t around[] = {-8, -7, -1, 0, 1, 7, 8, 16, 24};
+    size_t na = sizeof around / sizeof around[0];
+    if (nmarks > (SIZE_MAX / sizeof(size_t) - 1024) / na) return NULL;
+    size_t cap = 256 + nmarks * na + 256 + 64;
+    size_t *out = malloc(cap * sizeof *out), m = 0;
+    if (!out) return NULL;
+    for (size_t k = 0; k < 256 && k < size; k++) out[m++] = k;
+    for (size_t i = 0; i < nmarks; i++)
+        for (size_t j = 0; j < na; j++) {
+            int64_t k = (int64_t)marks[i] + around[j];
+            if (k >= 0 && (uint64_t)k < size) out[m++] = (size_t)k;
+        }
+    for (size_t i = 0; i < 256; i++) out[m++] = (size_t)((double)size * (double)i / 256.0);
+    for (size_t k = size > 64 ? size - 64 : 0; k < size; k++) out[m++] = k;
+    qsort(out, m, sizeof *out, size_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (out[i] < size && (u == 0 || out[u - 1] != out[i])) out[u++] = out[i];
+    *n = u;
+    return out;
 }
 
 /* Reads DIR/path: exactly `size` bytes into an allocation of exactly that
@@ -145,8 +203,8 @@ fail:
     return NULL;
 }
 
-/* Invalid and implementation-defined expectations, shared by both kinds. */
-static void check_failure_status(struct hc_log *log, const struct hc_vector *v, int st,
+/* Invalid and implementation-defined expectations, shared by every kind. */
+void hc_check_failure_status(struct hc_log *log, const struct hc_vector *v, int st,
                                  const struct hurray_error *err, struct hc_result *res) {
     char d[HC_MSG_MAX];
     describe(d, sizeof d, st, err);
@@ -177,7 +235,7 @@ static void check_failure_status(struct hc_log *log, const struct hc_vector *v, 
 
 struct decoder {
     struct hurray_descriptor *d;
-    struct alloc_stats stats;
+    struct hc_alloc_stats stats;
     struct hurray_allocator alloc;
     struct hurray_decode_options opt;
     struct hurray_error err;
@@ -291,9 +349,7 @@ static void check_descriptor(struct hc_log *log, const struct hc_vector *v, cons
         return;
     }
     hurray_descriptor_init(dc.d);
-    dc.alloc.alloc = count_alloc;
-    dc.alloc.free = count_free;
-    dc.alloc.ctx = &dc.stats;
+    hc_counting_allocator(&dc.alloc, &dc.stats);
     dc.opt.limits = &v->limits;
     dc.opt.allocator = &dc.alloc;
     if (v->expect == HC_EXPECT_VALID) {
@@ -303,7 +359,7 @@ static void check_descriptor(struct hc_log *log, const struct hc_vector *v, cons
         int st = decode(&dc, data, (size_t)v->size, &consumed);
         hurray_descriptor_reset(dc.d);
         check_allocations(log, &dc.stats, "decode");
-        check_failure_status(log, v, st, &dc.err, res);
+        hc_check_failure_status(log, v, st, &dc.err, res);
     }
     free(dc.d);
 }
@@ -320,7 +376,7 @@ static void check_quant(struct hc_log *log, const struct hc_vector *v, const uin
     hurray_error_clear(&err);
     int st = hurray_quant_decode(data, size, &q, &err);
     if (v->expect != HC_EXPECT_VALID) {
-        check_failure_status(log, v, st, &err, res);
+        hc_check_failure_status(log, v, st, &err, res);
         return;
     }
     if (st != HURRAY_OK) {
@@ -364,7 +420,6 @@ static void label(struct hc_result *res, const cbor_item_t *item, size_t index) 
 
 void hc_check_vector(const struct hc_options *opt, const cbor_item_t *item, size_t index,
                      struct hc_result *res) {
-    static const char *kinds[] = {"descriptor", "quantization", "?"};
     static const char *expects[] = {"valid", "invalid", "implementation-defined", "?"};
     struct hc_log log;
     struct hc_vector v;
@@ -372,15 +427,23 @@ void hc_check_vector(const struct hc_options *opt, const cbor_item_t *item, size
     label(res, item, index);
     hc_log_init(&log, opt->verbose ? stdout : NULL);
     if (log.out) fprintf(log.out, "== %s\n", res->id);
-    int bad = hc_vector_parse(&log, item, &v);
+    int bad = hc_vector_parse(&log, item, opt->schema_version, &v);
     res->kind = v.kind;
     res->expect = v.expect;
     if (!bad) {
-        hc_note(&log, "kind %s, expect %s%s%s", kinds[v.kind], expects[v.expect],
+        hc_note(&log, "kind %s, expect %s%s%s", hc_kind_name(v.kind), expects[v.expect],
                 v.expect == HC_EXPECT_INVALID ? " " : "", v.expect == HC_EXPECT_INVALID ? v.error_name : "");
         uint8_t *data = load_file(&log, opt->dir, &v);
-        if (data && v.kind == HC_KIND_DESCRIPTOR) check_descriptor(&log, &v, data, res);
-        else if (data && v.kind == HC_KIND_QUANT) check_quant(&log, &v, data, res);
+        if (data) {
+            switch (v.kind) {
+            case HC_KIND_DESCRIPTOR: check_descriptor(&log, &v, data, res); break;
+            case HC_KIND_QUANT: check_quant(&log, &v, data, res); break;
+            case HC_KIND_KV: hc_check_kv(&log, &v, data, res); break;
+            case HC_KIND_FILE: hc_check_file(&log, &v, opt->dir, data, res); break;
+            case HC_KIND_STREAM: hc_check_stream(&log, &v, data, res); break;
+            default: hc_fail(&log, "internal: no check for this kind"); break;
+            }
+        }
         free(data);
     }
     hc_vector_free(&v);

@@ -94,6 +94,9 @@ void hc_compare_qmap(struct hc_log *log, const char *path, const struct hc_qmap 
 
 /* ---------------------------------------------------------- layout ------ */
 
+/* Every comparison below takes `base`, the key path of the descriptor map
+ * ("decoded", "decoded.items[1].members[0].descriptor", ...). */
+
 /* A rank-sized list: its length against `n`, then each entry. */
 static void cmp_ulist(struct hc_log *log, const char *path, const struct hc_ulist *w,
                       const uint64_t *got, size_t n) {
@@ -111,53 +114,58 @@ static void cmp_ilist(struct hc_log *log, const char *path, const struct hc_ilis
         hc_cmp_i64(log, hc_pathf(p, "%s[%zu]", path, i), w->v[i], got[i]);
 }
 
-static void cmp_csf(struct hc_log *log, const struct hc_layout_exp *w,
+static void cmp_csf(struct hc_log *log, const char *lp, const struct hc_layout_exp *w,
                     const struct hurray_layout *l, size_t rank) {
     uint64_t modes[HURRAY_MAX_RANK];
+    char p[HC_PATH_MAX];
     for (size_t i = 0; i < rank; i++) modes[i] = l->mode_order[i];
-    cmp_ulist(log, "decoded.layout.fiber_counts", &w->fiber_counts, l->fiber_counts,
+    cmp_ulist(log, hc_pathf(p, "%s.fiber_counts", lp), &w->fiber_counts, l->fiber_counts,
               rank ? rank - 1 : 0);
-    cmp_ulist(log, "decoded.layout.mode_order", &w->mode_order, modes, rank);
+    cmp_ulist(log, hc_pathf(p, "%s.mode_order", lp), &w->mode_order, modes, rank);
 }
 
-static void cmp_composite(struct hc_log *log, const struct hc_layout_exp *w,
+static void cmp_composite(struct hc_log *log, const char *lp, const struct hc_layout_exp *w,
                           const struct hurray_layout *l) {
-    hc_cmp_str(log, "decoded.layout.rule", w->rule, hurray_composite_rule_name(l->rule));
+    char p[HC_PATH_MAX];
+    hc_cmp_str(log, hc_pathf(p, "%s.rule", lp), w->rule, hurray_composite_rule_name(l->rule));
     /* combine 0x00 is "not applicable" (partition, group): null in the manifest. */
-    hc_cmp_str(log, "decoded.layout.combine", w->combine_null ? NULL : w->combine,
+    hc_cmp_str(log, hc_pathf(p, "%s.combine", lp), w->combine_null ? NULL : w->combine,
                l->combine == HURRAY_COMBINE_NONE ? NULL : hurray_combine_op_name(l->combine));
-    hc_cmp_u64(log, "decoded.layout.member_count", w->member_count, l->member_count);
+    hc_cmp_u64(log, hc_pathf(p, "%s.member_count", lp), w->member_count, l->member_count);
 }
 
-static void cmp_layout(struct hc_log *log, const struct hc_layout_exp *w,
+static void cmp_layout(struct hc_log *log, const char *base, const struct hc_layout_exp *w,
                        const struct hurray_layout *l, size_t rank) {
-    hc_cmp_u64(log, "decoded.layout.tag", w->tag, l->tag);
-    hc_cmp_str(log, "decoded.layout.name", w->name, hurray_layout_name(l->tag));
-    if (w->keys & HC_LK_STRIDES) cmp_ilist(log, "decoded.layout.strides", &w->strides, l->strides, rank);
+    char lp[HC_PATH_MAX], p[HC_PATH_MAX];
+    hc_pathf(lp, "%s.layout", base);
+#define LP(key) hc_pathf(p, "%s.%s", lp, key)
+    hc_cmp_u64(log, LP("tag"), w->tag, l->tag);
+    hc_cmp_str(log, LP("name"), w->name, hurray_layout_name(l->tag));
+    if (w->keys & HC_LK_STRIDES) cmp_ilist(log, LP("strides"), &w->strides, l->strides, rank);
     if (w->keys & HC_LK_TILE_SHAPE)
-        cmp_ulist(log, "decoded.layout.tile_shape", &w->tile_shape, l->tile_shape, rank);
+        cmp_ulist(log, LP("tile_shape"), &w->tile_shape, l->tile_shape, rank);
     if (w->keys & HC_LK_OUTER_STRIDES)
-        cmp_ilist(log, "decoded.layout.outer_strides", &w->outer_strides, l->strides, rank);
+        cmp_ilist(log, LP("outer_strides"), &w->outer_strides, l->strides, rank);
     if (w->keys & HC_LK_INNER_STRIDES)
-        cmp_ilist(log, "decoded.layout.inner_strides", &w->inner_strides, l->inner_strides, rank);
-    if (w->keys & HC_LK_NNZ) hc_cmp_u64(log, "decoded.layout.nnz", w->nnz, l->nnz);
-    if (w->keys & HC_LK_FIBER_COUNTS) cmp_csf(log, w, l, rank);
+        cmp_ilist(log, LP("inner_strides"), &w->inner_strides, l->inner_strides, rank);
+    if (w->keys & HC_LK_NNZ) hc_cmp_u64(log, LP("nnz"), w->nnz, l->nnz);
+    if (w->keys & HC_LK_FIBER_COUNTS) cmp_csf(log, lp, w, l, rank);
     if (w->keys & HC_LK_PAGED) {
-        hc_cmp_u64(log, "decoded.layout.page_size", w->page_size, l->page_size);
-        hc_cmp_u64(log, "decoded.layout.num_pages", w->num_pages, l->num_pages);
-        hc_cmp_u64(log, "decoded.layout.num_seqs", w->num_seqs, l->num_seqs);
-        hc_cmp_u64(log, "decoded.layout.num_blocks", w->num_blocks, l->num_blocks);
+        hc_cmp_u64(log, LP("page_size"), w->page_size, l->page_size);
+        hc_cmp_u64(log, LP("num_pages"), w->num_pages, l->num_pages);
+        hc_cmp_u64(log, LP("num_seqs"), w->num_seqs, l->num_seqs);
+        hc_cmp_u64(log, LP("num_blocks"), w->num_blocks, l->num_blocks);
     }
-    if (w->keys & HC_LK_COMPOSITE) cmp_composite(log, w, l);
+    if (w->keys & HC_LK_COMPOSITE) cmp_composite(log, lp, w, l);
     if (w->keys & HC_LK_EXTENSION) {
-        hc_cmp_u64(log, "decoded.layout.extension_layout_id", w->extension_layout_id,
+        hc_cmp_u64(log, LP("extension_layout_id"), w->extension_layout_id,
                    l->extension_layout_id);
-        hc_cmp_bytes(log, "decoded.layout.extension_data", w->extension_data.p,
-                     w->extension_data.len, l->opaque, l->opaque_len);
+        hc_cmp_bytes(log, LP("extension_data"), w->extension_data.p, w->extension_data.len,
+                     l->opaque, l->opaque_len);
     }
     if (w->keys & HC_LK_PARAMS)
-        hc_cmp_bytes(log, "decoded.layout.params", w->params.p, w->params.len, l->opaque,
-                     l->opaque_len);
+        hc_cmp_bytes(log, LP("params"), w->params.p, w->params.len, l->opaque, l->opaque_len);
+#undef LP
 }
 
 /* -------------------------------------------------------- sections ------ */
@@ -169,102 +177,119 @@ static void cmp_opt_f64(struct hc_log *log, const char *path, int want_null, uin
     else hc_cmp_f64bits(log, path, want, got);
 }
 
-static void cmp_statistics(struct hc_log *log, const struct hc_stats_exp *w,
+static void cmp_statistics(struct hc_log *log, const char *base, const struct hc_stats_exp *w,
                            const struct hurray_statistics *s) {
+    char p[HC_PATH_MAX];
     int mm = (s->flags & HURRAY_STATS_HAS_MIN_MAX) != 0;
     int nc = (s->flags & HURRAY_STATS_HAS_NAN_COUNT) != 0;
-    hc_cmp_bool(log, "decoded.statistics.has_min_max", w->has_min_max, mm);
-    hc_cmp_bool(log, "decoded.statistics.has_nan_count", w->has_nan_count, nc);
+    hc_cmp_bool(log, hc_pathf(p, "%s.statistics.has_min_max", base), w->has_min_max, mm);
+    hc_cmp_bool(log, hc_pathf(p, "%s.statistics.has_nan_count", base), w->has_nan_count, nc);
     uint64_t min, max;
     memcpy(&min, &s->min, sizeof min);
     memcpy(&max, &s->max, sizeof max);
-    cmp_opt_f64(log, "decoded.statistics.min", w->min_null, w->min_bits, !mm, min);
-    cmp_opt_f64(log, "decoded.statistics.max", w->max_null, w->max_bits, !mm, max);
-    hc_cmp_opt_u64(log, "decoded.statistics.nan_count", w->nan_count_null, w->nan_count, !nc,
-                   s->nan_count);
+    cmp_opt_f64(log, hc_pathf(p, "%s.statistics.min", base), w->min_null, w->min_bits, !mm, min);
+    cmp_opt_f64(log, hc_pathf(p, "%s.statistics.max", base), w->max_null, w->max_bits, !mm, max);
+    hc_cmp_opt_u64(log, hc_pathf(p, "%s.statistics.nan_count", base), w->nan_count_null,
+                   w->nan_count, !nc, s->nan_count);
 }
 
-static void cmp_shard(struct hc_log *log, const struct hc_shard_exp *w,
+static void cmp_shard(struct hc_log *log, const char *base, const struct hc_shard_exp *w,
                       const struct hurray_shard *s, size_t rank) {
-    hc_cmp_u64(log, "decoded.shard.shard_index", w->shard_index, s->shard_index);
-    hc_cmp_u64(log, "decoded.shard.shard_count", w->shard_count, s->shard_count);
-    cmp_ulist(log, "decoded.shard.global_shape", &w->global_shape, s->global_shape, rank);
-    cmp_ulist(log, "decoded.shard.global_offset", &w->global_offset, s->global_offset, rank);
+    char p[HC_PATH_MAX];
+    hc_cmp_u64(log, hc_pathf(p, "%s.shard.shard_index", base), w->shard_index, s->shard_index);
+    hc_cmp_u64(log, hc_pathf(p, "%s.shard.shard_count", base), w->shard_count, s->shard_count);
+    cmp_ulist(log, hc_pathf(p, "%s.shard.global_shape", base), &w->global_shape,
+              s->global_shape, rank);
+    cmp_ulist(log, hc_pathf(p, "%s.shard.global_offset", base), &w->global_offset,
+              s->global_offset, rank);
 }
 
-static void cmp_unknown_sections(struct hc_log *log, const struct hc_desc_exp *w,
-                                 const struct hurray_descriptor *d) {
+static void cmp_unknown_sections(struct hc_log *log, const char *base,
+                                 const struct hc_desc_exp *w, const struct hurray_descriptor *d) {
     char p[HC_PATH_MAX];
-    hc_cmp_u64(log, "decoded.unknown_sections (length)", w->section_count, d->opaque_count);
+    hc_cmp_u64(log, hc_pathf(p, "%s.unknown_sections (length)", base), w->section_count,
+               d->opaque_count);
     for (size_t i = 0; i < w->section_count && i < d->opaque_count; i++) {
         const struct hc_section_exp *ws = &w->sections[i];
         const struct hurray_opaque_section *gs = &d->opaque[i];
-        hc_cmp_u64(log, hc_pathf(p, "decoded.unknown_sections[%zu].type", i), ws->type, gs->type);
-        hc_cmp_u64(log, hc_pathf(p, "decoded.unknown_sections[%zu].flags", i), ws->flags,
+        hc_cmp_u64(log, hc_pathf(p, "%s.unknown_sections[%zu].type", base, i), ws->type,
+                   gs->type);
+        hc_cmp_u64(log, hc_pathf(p, "%s.unknown_sections[%zu].flags", base, i), ws->flags,
                    gs->flags);
-        hc_cmp_bytes(log, hc_pathf(p, "decoded.unknown_sections[%zu].data", i), ws->data.p,
+        hc_cmp_bytes(log, hc_pathf(p, "%s.unknown_sections[%zu].data", base, i), ws->data.p,
                      ws->data.len, gs->data, gs->length);
     }
 }
 
-static void cmp_sections(struct hc_log *log, const struct hc_desc_exp *w,
+static void cmp_sections(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
                          const struct hurray_descriptor *d) {
-    hc_cmp_presence(log, "decoded.quantization", w->has_quant, d->has_quant);
-    if (w->has_quant && d->has_quant) hc_compare_qmap(log, "decoded.quantization", &w->quant, &d->quant);
-    hc_cmp_presence(log, "decoded.statistics", w->has_stats, d->has_statistics);
-    if (w->has_stats && d->has_statistics) cmp_statistics(log, &w->stats, &d->statistics);
-    hc_cmp_presence(log, "decoded.shard", w->has_shard, d->has_shard);
-    if (w->has_shard && d->has_shard) cmp_shard(log, &w->shard, &d->shard, d->rank);
-    hc_cmp_str(log, "decoded.role", w->role_null ? NULL : w->role,
+    char p[HC_PATH_MAX];
+    hc_cmp_presence(log, hc_pathf(p, "%s.quantization", base), w->has_quant, d->has_quant);
+    if (w->has_quant && d->has_quant) hc_compare_qmap(log, p, &w->quant, &d->quant);
+    hc_cmp_presence(log, hc_pathf(p, "%s.statistics", base), w->has_stats, d->has_statistics);
+    if (w->has_stats && d->has_statistics) cmp_statistics(log, base, &w->stats, &d->statistics);
+    hc_cmp_presence(log, hc_pathf(p, "%s.shard", base), w->has_shard, d->has_shard);
+    if (w->has_shard && d->has_shard) cmp_shard(log, base, &w->shard, &d->shard, d->rank);
+    hc_cmp_str(log, hc_pathf(p, "%s.role", base), w->role_null ? NULL : w->role,
                d->has_role ? hurray_member_role_name(d->role) : NULL);
-    cmp_unknown_sections(log, w, d);
+    cmp_unknown_sections(log, base, w, d);
 }
 
 /* ------------------------------------------------------ descriptor ------ */
 
-static void cmp_header(struct hc_log *log, const struct hc_desc_exp *w,
+static void cmp_header(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
                        const struct hurray_descriptor *d, size_t consumed) {
-    hc_cmp_u64(log, "decoded.encoded_len", w->encoded_len, consumed);
-    hc_cmp_u64(log, "decoded.version[0]", w->version_major, d->version_major);
-    hc_cmp_u64(log, "decoded.version[1]", w->version_minor, d->version_minor);
-    hc_cmp_str(log, "decoded.dtype", w->dtype, hc_dtype_name(d->dtype));
-    hc_cmp_u64(log, "decoded.dtype_tag", w->dtype_tag, d->dtype);
-    hc_cmp_str(log, "decoded.device", w->device, hurray_device_name(d->device));
-    hc_cmp_u64(log, "decoded.device_tag", w->device_tag, d->device);
-    hc_cmp_str(log, "decoded.memory_class", w->memory_class, hurray_memory_class_name(d->memory_class));
-    hc_cmp_u64(log, "decoded.memory_class_tag", w->memory_class_tag, d->memory_class);
+    char p[HC_PATH_MAX];
+#define DP(key) hc_pathf(p, "%s.%s", base, key)
+    hc_cmp_u64(log, DP("encoded_len"), w->encoded_len, consumed);
+    hc_cmp_u64(log, DP("version[0]"), w->version_major, d->version_major);
+    hc_cmp_u64(log, DP("version[1]"), w->version_minor, d->version_minor);
+    hc_cmp_str(log, DP("dtype"), w->dtype, hc_dtype_name(d->dtype));
+    hc_cmp_u64(log, DP("dtype_tag"), w->dtype_tag, d->dtype);
+    hc_cmp_str(log, DP("device"), w->device, hurray_device_name(d->device));
+    hc_cmp_u64(log, DP("device_tag"), w->device_tag, d->device);
+    hc_cmp_str(log, DP("memory_class"), w->memory_class, hurray_memory_class_name(d->memory_class));
+    hc_cmp_u64(log, DP("memory_class_tag"), w->memory_class_tag, d->memory_class);
+#undef DP
 }
 
-static void cmp_shape(struct hc_log *log, const struct hc_desc_exp *w,
+static void cmp_shape(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
                       const struct hurray_descriptor *d) {
     char p[HC_PATH_MAX];
-    hc_cmp_u64(log, "decoded.shape (rank)", w->rank, d->rank);
+    hc_cmp_u64(log, hc_pathf(p, "%s.shape (rank)", base), w->rank, d->rank);
     for (size_t i = 0; i < w->rank && i < d->rank; i++)
-        hc_cmp_opt_u64(log, hc_pathf(p, "decoded.shape[%zu]", i), w->shape[i].null, w->shape[i].v,
-                       d->shape[i] == HURRAY_DYNAMIC_DIM, d->shape[i]);
+        hc_cmp_opt_u64(log, hc_pathf(p, "%s.shape[%zu]", base, i), w->shape[i].null,
+                       w->shape[i].v, d->shape[i] == HURRAY_DYNAMIC_DIM, d->shape[i]);
 }
 
-static void cmp_buffers(struct hc_log *log, const struct hc_desc_exp *w,
+static void cmp_buffers(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
                         const struct hurray_descriptor *d) {
     char p[HC_PATH_MAX];
-    hc_cmp_u64(log, "decoded.buffers (length)", w->buffer_count, d->buffer_count);
+    hc_cmp_u64(log, hc_pathf(p, "%s.buffers (length)", base), w->buffer_count, d->buffer_count);
     for (size_t i = 0; i < w->buffer_count && i < d->buffer_count; i++) {
         const struct hurray_buffer_desc *b = &d->buffers[i];
         uint64_t align = b->alignment_log2 < 64 ? UINT64_C(1) << b->alignment_log2 : 0;
-        hc_cmp_u64(log, hc_pathf(p, "decoded.buffers[%zu].size", i), w->buffers[i].size, b->size);
-        hc_cmp_u64(log, hc_pathf(p, "decoded.buffers[%zu].alignment", i), w->buffers[i].alignment,
-                   align);
-        hc_cmp_str(log, hc_pathf(p, "decoded.buffers[%zu].sync_mode", i), w->buffers[i].sync_mode,
-                   hurray_sync_mode_name(b->sync_mode));
+        hc_cmp_u64(log, hc_pathf(p, "%s.buffers[%zu].size", base, i), w->buffers[i].size,
+                   b->size);
+        hc_cmp_u64(log, hc_pathf(p, "%s.buffers[%zu].alignment", base, i),
+                   w->buffers[i].alignment, align);
+        hc_cmp_str(log, hc_pathf(p, "%s.buffers[%zu].sync_mode", base, i),
+                   w->buffers[i].sync_mode, hurray_sync_mode_name(b->sync_mode));
     }
+}
+
+void hc_compare_descriptor_at(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
+                              const struct hurray_descriptor *d, size_t consumed) {
+    char p[HC_PATH_MAX];
+    cmp_header(log, base, w, d, consumed);
+    cmp_shape(log, base, w, d);
+    hc_cmp_u64(log, hc_pathf(p, "%s.byte_offset", base), w->byte_offset, d->byte_offset);
+    cmp_buffers(log, base, w, d);
+    cmp_layout(log, base, &w->layout, &d->layout, d->rank);
+    cmp_sections(log, base, w, d);
 }
 
 void hc_compare_descriptor(struct hc_log *log, const struct hc_desc_exp *w,
                            const struct hurray_descriptor *d, size_t consumed) {
-    cmp_header(log, w, d, consumed);
-    cmp_shape(log, w, d);
-    hc_cmp_u64(log, "decoded.byte_offset", w->byte_offset, d->byte_offset);
-    cmp_buffers(log, w, d);
-    cmp_layout(log, &w->layout, &d->layout, d->rank);
-    cmp_sections(log, w, d);
+    hc_compare_descriptor_at(log, "decoded", w, d, consumed);
 }

@@ -13,6 +13,34 @@
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* -------------------------------------------------------------- kinds --- */
+
+static const struct {
+    const char *name;
+    unsigned min_schema;
+} kind_table[HC_KIND_COUNT] = {
+    [HC_KIND_DESCRIPTOR] = {"descriptor", 1},
+    [HC_KIND_QUANT] = {"quantization", 1},
+    [HC_KIND_KV] = {"kv", 2},
+    [HC_KIND_FILE] = {"file", 2},
+    [HC_KIND_STREAM] = {"stream", 2},
+    [HC_KIND_UNKNOWN] = {"?", UINT32_MAX},
+};
+
+const char *hc_kind_name(enum hc_kind k) {
+    return (unsigned)k < HC_KIND_COUNT ? kind_table[k].name : "?";
+}
+
+enum hc_kind hc_kind_from_name(const char *name) {
+    for (int k = 0; k < HC_KIND_UNKNOWN; k++)
+        if (strcmp(kind_table[k].name, name) == 0) return (enum hc_kind)k;
+    return HC_KIND_UNKNOWN;
+}
+
+unsigned hc_kind_min_schema(enum hc_kind k) {
+    return (unsigned)k < HC_KIND_COUNT ? kind_table[k].min_schema : UINT32_MAX;
+}
+
 /* ------------------------------------------------------------- limits --- */
 
 static const struct {
@@ -413,99 +441,116 @@ static int layout_parse(struct hc_log *log, const char *path, const cbor_item_t 
 
 /* ----------------------------------------------------------- sections --- */
 
-static int buffers_parse(struct hc_log *log, const cbor_item_t *item, struct hc_desc_exp *d) {
+/* Every descriptor-map parser takes `base`, the key path of the map itself
+ * ("decoded", "decoded.entries[2].descriptor", ...), so errors name the key. */
+
+static int buffers_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                         struct hc_desc_exp *d) {
     static const struct hc_key keys[] = {
         {"size", HC_KEY_REQUIRED}, {"alignment", HC_KEY_REQUIRED}, {"sync_mode", HC_KEY_REQUIRED}};
     cbor_item_t **items;
     size_t n;
-    if (hc_get_array(log, "decoded.buffers", item, HURRAY_MAX_BUFFERS, &items, &n)) return -1;
+    char path[HC_PATH_MAX];
+    if (hc_get_array(log, hc_pathf(path, "%s.buffers", base), item, HURRAY_MAX_BUFFERS, &items,
+                     &n))
+        return -1;
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         const cbor_item_t *f[3];
-        char base[HC_PATH_MAX], p[HC_PATH_MAX];
-        hc_pathf(base, "decoded.buffers[%zu]", i);
-        if (hc_map_fields(log, base, items[i], keys, 3, f)) {
+        char b[HC_PATH_MAX], p[HC_PATH_MAX];
+        hc_pathf(b, "%s.buffers[%zu]", base, i);
+        if (hc_map_fields(log, b, items[i], keys, 3, f)) {
             bad = 1;
             continue;
         }
-        struct hc_buffer_exp *b = &d->buffers[i];
-        bad |= hc_get_uint(log, hc_pathf(p, "%s.size", base), f[0], &b->size);
-        bad |= hc_get_uint(log, hc_pathf(p, "%s.alignment", base), f[1], &b->alignment);
-        bad |= hc_get_name(log, hc_pathf(p, "%s.sync_mode", base), f[2], b->sync_mode,
-                           sizeof b->sync_mode);
+        struct hc_buffer_exp *e = &d->buffers[i];
+        bad |= hc_get_uint(log, hc_pathf(p, "%s.size", b), f[0], &e->size);
+        bad |= hc_get_uint(log, hc_pathf(p, "%s.alignment", b), f[1], &e->alignment);
+        bad |= hc_get_name(log, hc_pathf(p, "%s.sync_mode", b), f[2], e->sync_mode,
+                           sizeof e->sync_mode);
     }
     d->buffer_count = n;
     return bad ? -1 : 0;
 }
 
-static int shape_parse(struct hc_log *log, const cbor_item_t *item, struct hc_desc_exp *d) {
+static int shape_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                       struct hc_desc_exp *d) {
     cbor_item_t **items;
     size_t n;
-    if (hc_get_array(log, "decoded.shape", item, HURRAY_MAX_RANK, &items, &n)) return -1;
+    char path[HC_PATH_MAX];
+    if (hc_get_array(log, hc_pathf(path, "%s.shape", base), item, HURRAY_MAX_RANK, &items, &n))
+        return -1;
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         char p[HC_PATH_MAX];
-        bad |= get_opt_uint(log, hc_pathf(p, "decoded.shape[%zu]", i), items[i], &d->shape[i]);
+        bad |= get_opt_uint(log, hc_pathf(p, "%s.shape[%zu]", base, i), items[i], &d->shape[i]);
     }
     d->rank = n;
     return bad ? -1 : 0;
 }
 
-static int stats_parse(struct hc_log *log, const cbor_item_t *item, struct hc_stats_exp *s) {
+static int stats_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                       struct hc_stats_exp *s) {
     static const struct hc_key keys[] = {
         {"has_min_max", HC_KEY_REQUIRED}, {"has_nan_count", HC_KEY_REQUIRED},
         {"min", HC_KEY_REQUIRED},         {"max", HC_KEY_REQUIRED},
         {"nan_count", HC_KEY_REQUIRED}};
     const cbor_item_t *f[5];
-    const char *base = "decoded.statistics";
-    if (hc_map_fields(log, base, item, keys, 5, f)) return -1;
-    int bad = hc_get_bool(log, "decoded.statistics.has_min_max", f[0], &s->has_min_max);
-    bad |= hc_get_bool(log, "decoded.statistics.has_nan_count", f[1], &s->has_nan_count);
+    char b[HC_PATH_MAX], p[HC_PATH_MAX];
+    hc_pathf(b, "%s.statistics", base);
+    if (hc_map_fields(log, b, item, keys, 5, f)) return -1;
+    int bad = hc_get_bool(log, hc_pathf(p, "%s.has_min_max", b), f[0], &s->has_min_max);
+    bad |= hc_get_bool(log, hc_pathf(p, "%s.has_nan_count", b), f[1], &s->has_nan_count);
     s->min_null = hc_is_null(f[2]);
-    if (!s->min_null) bad |= hc_get_f64bits(log, "decoded.statistics.min", f[2], &s->min_bits);
+    if (!s->min_null) bad |= hc_get_f64bits(log, hc_pathf(p, "%s.min", b), f[2], &s->min_bits);
     s->max_null = hc_is_null(f[3]);
-    if (!s->max_null) bad |= hc_get_f64bits(log, "decoded.statistics.max", f[3], &s->max_bits);
+    if (!s->max_null) bad |= hc_get_f64bits(log, hc_pathf(p, "%s.max", b), f[3], &s->max_bits);
     struct hc_opt_u64 nc;
-    bad |= get_opt_uint(log, "decoded.statistics.nan_count", f[4], &nc);
+    bad |= get_opt_uint(log, hc_pathf(p, "%s.nan_count", b), f[4], &nc);
     s->nan_count_null = nc.null;
     s->nan_count = nc.v;
     return bad ? -1 : 0;
 }
 
-static int shard_parse(struct hc_log *log, const cbor_item_t *item, struct hc_shard_exp *s) {
+static int shard_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                       struct hc_shard_exp *s) {
     static const struct hc_key keys[] = {
         {"shard_index", HC_KEY_REQUIRED}, {"shard_count", HC_KEY_REQUIRED},
         {"global_shape", HC_KEY_REQUIRED}, {"global_offset", HC_KEY_REQUIRED}};
     const cbor_item_t *f[4];
-    if (hc_map_fields(log, "decoded.shard", item, keys, 4, f)) return -1;
-    int bad = hc_get_uint(log, "decoded.shard.shard_index", f[0], &s->shard_index);
-    bad |= hc_get_uint(log, "decoded.shard.shard_count", f[1], &s->shard_count);
-    bad |= get_ulist(log, "decoded.shard.global_shape", f[2], &s->global_shape);
-    bad |= get_ulist(log, "decoded.shard.global_offset", f[3], &s->global_offset);
+    char b[HC_PATH_MAX], p[HC_PATH_MAX];
+    hc_pathf(b, "%s.shard", base);
+    if (hc_map_fields(log, b, item, keys, 4, f)) return -1;
+    int bad = hc_get_uint(log, hc_pathf(p, "%s.shard_index", b), f[0], &s->shard_index);
+    bad |= hc_get_uint(log, hc_pathf(p, "%s.shard_count", b), f[1], &s->shard_count);
+    bad |= get_ulist(log, hc_pathf(p, "%s.global_shape", b), f[2], &s->global_shape);
+    bad |= get_ulist(log, hc_pathf(p, "%s.global_offset", b), f[3], &s->global_offset);
     return bad ? -1 : 0;
 }
 
-static int unknown_sections_parse(struct hc_log *log, const cbor_item_t *item,
+static int unknown_sections_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
                                   struct hc_desc_exp *d) {
     static const struct hc_key keys[] = {
         {"type", HC_KEY_REQUIRED}, {"flags", HC_KEY_REQUIRED}, {"data", HC_KEY_REQUIRED}};
     cbor_item_t **items;
     size_t n;
-    if (hc_get_array(log, "decoded.unknown_sections", item, HURRAY_MAX_SECTIONS, &items, &n))
+    char path[HC_PATH_MAX];
+    if (hc_get_array(log, hc_pathf(path, "%s.unknown_sections", base), item, HURRAY_MAX_SECTIONS,
+                     &items, &n))
         return -1;
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         const cbor_item_t *f[3];
-        char base[HC_PATH_MAX], p[HC_PATH_MAX];
-        hc_pathf(base, "decoded.unknown_sections[%zu]", i);
-        if (hc_map_fields(log, base, items[i], keys, 3, f)) {
+        char b[HC_PATH_MAX], p[HC_PATH_MAX];
+        hc_pathf(b, "%s.unknown_sections[%zu]", base, i);
+        if (hc_map_fields(log, b, items[i], keys, 3, f)) {
             bad = 1;
             continue;
         }
         struct hc_section_exp *s = &d->sections[i];
-        bad |= hc_get_uint(log, hc_pathf(p, "%s.type", base), f[0], &s->type);
-        bad |= hc_get_uint(log, hc_pathf(p, "%s.flags", base), f[1], &s->flags);
-        bad |= hc_get_bstr(log, hc_pathf(p, "%s.data", base), f[2], &s->data.p, &s->data.len);
+        bad |= hc_get_uint(log, hc_pathf(p, "%s.type", b), f[0], &s->type);
+        bad |= hc_get_uint(log, hc_pathf(p, "%s.flags", b), f[1], &s->flags);
+        bad |= hc_get_bstr(log, hc_pathf(p, "%s.data", b), f[2], &s->data.p, &s->data.len);
     }
     d->section_count = n;
     return bad ? -1 : 0;
@@ -539,45 +584,56 @@ static const struct hc_key desc_keys[DK_COUNT] = {
     [DK_UNKNOWN_SECTIONS] = {"unknown_sections", HC_KEY_REQUIRED},
 };
 
-static int version_parse(struct hc_log *log, const cbor_item_t *item, struct hc_desc_exp *d) {
+static int version_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                         struct hc_desc_exp *d) {
     cbor_item_t **items;
     size_t n;
-    if (hc_get_array(log, "decoded.version", item, 2, &items, &n)) return -1;
-    if (n != 2) return hc_schema_fail(log, "decoded.version", "expected [major, minor], got %zu entries", n);
-    int bad = hc_get_uint(log, "decoded.version[0]", items[0], &d->version_major);
-    bad |= hc_get_uint(log, "decoded.version[1]", items[1], &d->version_minor);
+    char b[HC_PATH_MAX], p[HC_PATH_MAX];
+    hc_pathf(b, "%s.version", base);
+    if (hc_get_array(log, b, item, 2, &items, &n)) return -1;
+    if (n != 2) return hc_schema_fail(log, b, "expected [major, minor], got %zu entries", n);
+    int bad = hc_get_uint(log, hc_pathf(p, "%s[0]", b), items[0], &d->version_major);
+    bad |= hc_get_uint(log, hc_pathf(p, "%s[1]", b), items[1], &d->version_minor);
     return bad ? -1 : 0;
 }
 
-static int sections_parse(struct hc_log *log, const cbor_item_t **f, struct hc_desc_exp *d) {
-    int bad = is_null_or_map(log, "decoded.quantization", f[DK_QUANT], &d->has_quant);
-    if (d->has_quant) bad |= hc_qmap_parse(log, "decoded.quantization", f[DK_QUANT], &d->quant);
-    bad |= is_null_or_map(log, "decoded.statistics", f[DK_STATS], &d->has_stats);
-    if (d->has_stats) bad |= stats_parse(log, f[DK_STATS], &d->stats);
-    bad |= is_null_or_map(log, "decoded.shard", f[DK_SHARD], &d->has_shard);
-    if (d->has_shard) bad |= shard_parse(log, f[DK_SHARD], &d->shard);
-    bad |= get_opt_name(log, "decoded.role", f[DK_ROLE], &d->role_null, d->role, sizeof d->role);
-    bad |= unknown_sections_parse(log, f[DK_UNKNOWN_SECTIONS], d);
+static int sections_parse(struct hc_log *log, const char *base, const cbor_item_t **f,
+                          struct hc_desc_exp *d) {
+    char p[HC_PATH_MAX];
+    int bad = is_null_or_map(log, hc_pathf(p, "%s.quantization", base), f[DK_QUANT],
+                             &d->has_quant);
+    if (d->has_quant) bad |= hc_qmap_parse(log, p, f[DK_QUANT], &d->quant);
+    bad |= is_null_or_map(log, hc_pathf(p, "%s.statistics", base), f[DK_STATS], &d->has_stats);
+    if (d->has_stats) bad |= stats_parse(log, base, f[DK_STATS], &d->stats);
+    bad |= is_null_or_map(log, hc_pathf(p, "%s.shard", base), f[DK_SHARD], &d->has_shard);
+    if (d->has_shard) bad |= shard_parse(log, base, f[DK_SHARD], &d->shard);
+    bad |= get_opt_name(log, hc_pathf(p, "%s.role", base), f[DK_ROLE], &d->role_null, d->role,
+                        sizeof d->role);
+    bad |= unknown_sections_parse(log, base, f[DK_UNKNOWN_SECTIONS], d);
     return bad ? -1 : 0;
 }
 
-static int desc_parse(struct hc_log *log, const cbor_item_t *item, struct hc_desc_exp *d) {
+int hc_desc_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                  struct hc_desc_exp *d) {
     const cbor_item_t *f[DK_COUNT];
-    if (hc_map_fields(log, "decoded", item, desc_keys, DK_COUNT, f)) return -1;
-    int bad = hc_get_uint(log, "decoded.encoded_len", f[DK_ENCODED_LEN], &d->encoded_len);
-    bad |= version_parse(log, f[DK_VERSION], d);
-    bad |= hc_get_name(log, "decoded.dtype", f[DK_DTYPE], d->dtype, sizeof d->dtype);
-    bad |= hc_get_uint(log, "decoded.dtype_tag", f[DK_DTYPE_TAG], &d->dtype_tag);
-    bad |= hc_get_name(log, "decoded.device", f[DK_DEVICE], d->device, sizeof d->device);
-    bad |= hc_get_uint(log, "decoded.device_tag", f[DK_DEVICE_TAG], &d->device_tag);
-    bad |= hc_get_name(log, "decoded.memory_class", f[DK_MEMCLASS], d->memory_class,
+    char p[HC_PATH_MAX];
+#define DP(key) hc_pathf(p, "%s.%s", base, key)
+    if (hc_map_fields(log, base, item, desc_keys, DK_COUNT, f)) return -1;
+    int bad = hc_get_uint(log, DP("encoded_len"), f[DK_ENCODED_LEN], &d->encoded_len);
+    bad |= version_parse(log, base, f[DK_VERSION], d);
+    bad |= hc_get_name(log, DP("dtype"), f[DK_DTYPE], d->dtype, sizeof d->dtype);
+    bad |= hc_get_uint(log, DP("dtype_tag"), f[DK_DTYPE_TAG], &d->dtype_tag);
+    bad |= hc_get_name(log, DP("device"), f[DK_DEVICE], d->device, sizeof d->device);
+    bad |= hc_get_uint(log, DP("device_tag"), f[DK_DEVICE_TAG], &d->device_tag);
+    bad |= hc_get_name(log, DP("memory_class"), f[DK_MEMCLASS], d->memory_class,
                        sizeof d->memory_class);
-    bad |= hc_get_uint(log, "decoded.memory_class_tag", f[DK_MEMCLASS_TAG], &d->memory_class_tag);
-    bad |= shape_parse(log, f[DK_SHAPE], d);
-    bad |= hc_get_uint(log, "decoded.byte_offset", f[DK_BYTE_OFFSET], &d->byte_offset);
-    bad |= buffers_parse(log, f[DK_BUFFERS], d);
-    bad |= layout_parse(log, "decoded.layout", f[DK_LAYOUT], &d->layout);
-    bad |= sections_parse(log, f, d);
+    bad |= hc_get_uint(log, DP("memory_class_tag"), f[DK_MEMCLASS_TAG], &d->memory_class_tag);
+    bad |= shape_parse(log, base, f[DK_SHAPE], d);
+    bad |= hc_get_uint(log, DP("byte_offset"), f[DK_BYTE_OFFSET], &d->byte_offset);
+    bad |= buffers_parse(log, base, f[DK_BUFFERS], d);
+    bad |= layout_parse(log, DP("layout"), f[DK_LAYOUT], &d->layout);
+    bad |= sections_parse(log, base, f, d);
+#undef DP
     return bad ? -1 : 0;
 }
 
@@ -585,7 +641,8 @@ static int desc_parse(struct hc_log *log, const cbor_item_t *item, struct hc_des
 
 enum {
     VK_ID, VK_TCID, VK_KIND, VK_PATH, VK_SIZE, VK_SHA256, VK_EXPECT, VK_ERROR, VK_ROUNDTRIP,
-    VK_OPTIONS, VK_DESCRIPTION, VK_SPEC_REFS, VK_I_OUTCOMES, VK_DECODED, VK_COUNT
+    VK_OPTIONS, VK_DESCRIPTION, VK_SPEC_REFS, VK_I_OUTCOMES, VK_DECODED, VK_ERROR_AFTER_ITEMS,
+    VK_COUNT
 };
 
 static const struct hc_key vector_keys[VK_COUNT] = {
@@ -603,6 +660,7 @@ static const struct hc_key vector_keys[VK_COUNT] = {
     [VK_SPEC_REFS] = {"spec_refs", HC_KEY_REQUIRED},
     [VK_I_OUTCOMES] = {"i_outcomes", 0},
     [VK_DECODED] = {"decoded", 0},
+    [VK_ERROR_AFTER_ITEMS] = {"error_after_items", 0}, /* schema 2: invalid streams */
 };
 
 /* A relative path inside the vectors directory: no absolute paths, no "..",
@@ -633,6 +691,13 @@ static int options_parse(struct hc_log *log, const cbor_item_t *item, struct hc_
         char kb[HC_PATH_MAX], p[HC_PATH_MAX];
         hc_printable(kb, sizeof kb, name ? name : "", len);
         uint64_t value;
+        if (len == 13 && memcmp(name, "cross_machine", 13) == 0) {
+            if (v->kind != HC_KIND_STREAM)
+                bad = hc_schema_fail(log, "options.cross_machine", "only stream vectors have it");
+            else
+                bad |= hc_get_bool(log, "options.cross_machine", pairs[i].value, &v->cross_machine);
+            continue;
+        }
         if (hc_get_uint(log, hc_pathf(p, "options.%s", kb), pairs[i].value, &value)) {
             bad = 1;
             continue;
@@ -681,7 +746,8 @@ static int spec_refs_parse(struct hc_log *log, const cbor_item_t *item) {
     return bad ? -1 : 0;
 }
 
-static int identity_parse(struct hc_log *log, const cbor_item_t **f, struct hc_vector *v) {
+static int identity_parse(struct hc_log *log, const cbor_item_t **f, unsigned schema_version,
+                          struct hc_vector *v) {
     int bad = 0;
     const char *s;
     size_t len;
@@ -697,9 +763,14 @@ static int identity_parse(struct hc_log *log, const cbor_item_t **f, struct hc_v
     char kind[HC_NAME_MAX];
     v->kind = HC_KIND_UNKNOWN;
     if (!hc_get_name(log, "kind", f[VK_KIND], kind, sizeof kind)) {
-        if (strcmp(kind, "descriptor") == 0) v->kind = HC_KIND_DESCRIPTOR;
-        else if (strcmp(kind, "quantization") == 0) v->kind = HC_KIND_QUANT;
-        else bad = hc_schema_fail(log, "kind", "unknown kind \"%s\"", kind);
+        enum hc_kind k = hc_kind_from_name(kind);
+        if (k == HC_KIND_UNKNOWN)
+            bad = hc_schema_fail(log, "kind", "unknown kind \"%s\"", kind);
+        else if (hc_kind_min_schema(k) > schema_version)
+            bad = hc_schema_fail(log, "kind", "kind \"%s\" needs schema_version %u, the manifest "
+                                 "has %u", kind, hc_kind_min_schema(k), schema_version);
+        else
+            v->kind = k;
     } else {
         bad = 1;
     }
@@ -757,6 +828,16 @@ static int expectation_parse(struct hc_log *log, const cbor_item_t **f, struct h
         bad = 1;
     }
     if (impl && f[VK_I_OUTCOMES]) bad |= outcomes_parse(log, f[VK_I_OUTCOMES], v);
+    int stream_invalid = invalid && v->kind == HC_KIND_STREAM;
+    if (!f[VK_ERROR_AFTER_ITEMS] != !stream_invalid)
+        bad = hc_schema_fail(log, "error_after_items",
+                             stream_invalid ? "required for an invalid stream vector"
+                                            : "present, but the vector is not an invalid stream");
+    else if (stream_invalid &&
+             !hc_get_uint(log, "error_after_items", f[VK_ERROR_AFTER_ITEMS], &v->error_after_items))
+        v->has_error_after_items = 1;
+    else if (stream_invalid)
+        bad = 1;
     return bad ? -1 : 0;
 }
 
@@ -764,17 +845,21 @@ static int decoded_parse(struct hc_log *log, const cbor_item_t *item, struct hc_
     if (v->kind == HC_KIND_DESCRIPTOR) {
         v->desc = calloc(1, sizeof *v->desc);
         if (!v->desc) return hc_schema_fail(log, "decoded", "out of memory");
-        return desc_parse(log, item, v->desc);
+        return hc_desc_parse(log, "decoded", item, v->desc);
     }
     if (v->kind == HC_KIND_QUANT) {
         v->qmap = calloc(1, sizeof *v->qmap);
         if (!v->qmap) return hc_schema_fail(log, "decoded", "out of memory");
         return hc_qmap_parse(log, "decoded", item, v->qmap);
     }
+    if (v->kind == HC_KIND_KV) return hc_kv_decoded_parse(log, item, v);
+    if (v->kind == HC_KIND_FILE) return hc_file_decoded_parse(log, item, v);
+    if (v->kind == HC_KIND_STREAM) return hc_stream_decoded_parse(log, item, v);
     return -1;
 }
 
-int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v) {
+int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, unsigned schema_version,
+                    struct hc_vector *v) {
     const cbor_item_t *f[VK_COUNT];
     memset(v, 0, sizeof *v);
     v->kind = HC_KIND_UNKNOWN;
@@ -782,7 +867,7 @@ int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vecto
     hurray_limits_default(&v->limits);
     int bad = hc_map_fields(log, "vector", item, vector_keys, VK_COUNT, f);
     if (!item || !cbor_isa_map(item)) return -1;
-    bad |= identity_parse(log, f, v);
+    bad |= identity_parse(log, f, schema_version, v);
     if (f[VK_PATH] && f[VK_SIZE] && f[VK_SHA256] && f[VK_DESCRIPTION] && f[VK_SPEC_REFS] &&
         f[VK_ROUNDTRIP])
         bad |= input_parse(log, f, v);
@@ -794,6 +879,14 @@ int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vecto
 void hc_vector_free(struct hc_vector *v) {
     free(v->desc);
     free(v->qmap);
+    free(v->kv);
+    if (v->file) hc_file_exp_free(v->file);
+    if (v->stream) hc_stream_exp_free(v->stream);
+    free(v->file);
+    free(v->stream);
     v->desc = NULL;
     v->qmap = NULL;
+    v->kv = NULL;
+    v->file = NULL;
+    v->stream = NULL;
 }

@@ -5,7 +5,8 @@
  * checks the top level; schema.c is the typed, path-reporting access to the
  * CBOR tree; expect.c turns one vector map (and its "decoded" oracle) into
  * plain C structs; check.c runs one vector against libhurray; compare.c
- * compares libhurray's structs with the oracle; report.c collects results
+ * compares libhurray's structs with the oracle; kv.c, file.c and stream.c
+ * parse, run and compare the schema-2 kinds; report.c collects results
  * and prints the table, the failures and the final line; sha256.c hashes
  * the vector files. */
 #ifndef HC_HARNESS_H
@@ -64,6 +65,13 @@ void hc_cmp_f32bits(struct hc_log *log, const char *path, uint32_t want, uint32_
 /* Byte strings: on a difference, the first differing offset and a hex window. */
 void hc_cmp_bytes(struct hc_log *log, const char *path, const uint8_t *want, size_t want_len,
                   const uint8_t *got, size_t got_len);
+/* Text that may be long or hold any byte (names, keys): printable, quoted,
+ * shortened in the message; NULL = null. */
+void hc_cmp_text(struct hc_log *log, const char *path, const char *want, size_t want_len,
+                 const char *got, size_t got_len);
+/* SHA-256 of got[0..len) against a 32-byte digest (hex in the message). */
+void hc_cmp_sha256(struct hc_log *log, const char *path, const uint8_t *want,
+                   const uint8_t *got, size_t len);
 /* Present-or-null sections: want_present / got_present. */
 void hc_cmp_presence(struct hc_log *log, const char *path, int want_present, int got_present);
 
@@ -73,7 +81,18 @@ void hc_hex_window(FILE *out, const char *indent, const uint8_t *want, size_t wa
 /* Writes a printable, escaped copy of s[0..len) into buf. */
 const char *hc_printable(char *buf, size_t cap, const char *s, size_t len);
 
-enum hc_kind { HC_KIND_DESCRIPTOR = 0, HC_KIND_QUANT = 1, HC_KIND_UNKNOWN = 2, HC_KIND_COUNT };
+/* Kinds: schema 1 has descriptor and quantization; schema 2 adds kv, file
+ * and stream. UNKNOWN collects vectors whose kind could not be parsed. */
+enum hc_kind { HC_KIND_DESCRIPTOR = 0, HC_KIND_QUANT, HC_KIND_KV, HC_KIND_FILE, HC_KIND_STREAM,
+               HC_KIND_UNKNOWN, HC_KIND_COUNT };
+/* "descriptor", ..., "stream"; "?" for UNKNOWN. */
+const char *hc_kind_name(enum hc_kind k);
+/* Name -> kind; HC_KIND_UNKNOWN if no kind has that name. */
+enum hc_kind hc_kind_from_name(const char *name);
+/* The first manifest schema_version that has the kind. */
+unsigned hc_kind_min_schema(enum hc_kind k);
+#define HC_SCHEMA_MIN 1u
+#define HC_SCHEMA_MAX 2u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
@@ -83,8 +102,9 @@ struct hc_result {
     enum hc_expect expect;
     int passed;
     int impl_outcome;        /* status the library returned (impl-defined) */
-    unsigned prefixes;       /* truncation sweep: prefixes tried */
-    unsigned prefixes_bad;   /* ... that did not answer TRUNCATED */
+    unsigned prefixes;       /* truncation / prefix sweep: prefixes tried */
+    unsigned prefixes_bad;   /* ... that did not answer as the spec says */
+    int sweep_sampled;       /* the sweep tried a sample of the prefixes, not all */
     char id[HC_ID_MAX];      /* printable id, or vectors[i] */
     char message[HC_MSG_MAX];
 };
@@ -277,6 +297,67 @@ struct hc_desc_exp {
 
 #define HC_MAX_OUTCOMES 32
 
+/* A text string borrowed from the manifest tree (not NUL-terminated). */
+struct hc_text {
+    const char *s;
+    size_t len;
+};
+
+/* ---- kind kv (schema 2) ---- */
+struct hc_kv_exp {
+    const cbor_item_t *entries; /* the oracle's kv map, schema-checked, borrowed */
+    uint64_t encoded_len;
+};
+
+/* ---- kind file (schema 2) ---- */
+struct hc_file_buffer_exp {
+    uint64_t offset; /* relative to data_offset */
+    uint64_t size;
+    const uint8_t *sha256; /* 32 bytes, borrowed */
+};
+
+struct hc_file_entry_exp {
+    struct hc_text name;
+    int kind;                 /* HURRAY_FILE_KIND_TENSOR / _COMPOSITE */
+    int member_of_null;
+    struct hc_text member_of; /* the head's name when a member */
+    struct hc_desc_exp *desc; /* heap */
+    size_t buffer_count;
+    struct hc_file_buffer_exp *buffers; /* heap */
+};
+
+struct hc_file_exp {
+    uint64_t version_major, version_minor; /* the header's, as read */
+    uint64_t data_offset, data_length;
+    size_t entry_count;
+    struct hc_file_entry_exp *entries; /* heap */
+    size_t top_count;
+    struct hc_text *top; /* heap */
+    const cbor_item_t *kv; /* kv map, or NULL for null */
+};
+
+/* ---- kind stream (schema 2) ---- */
+struct hc_stream_buffer_exp {
+    uint64_t size;
+    const uint8_t *sha256; /* borrowed */
+};
+
+struct hc_item_exp {
+    int composite;
+    struct hc_desc_exp *desc; /* heap */
+    size_t buffer_count;                  /* tensor */
+    struct hc_stream_buffer_exp *buffers; /* heap */
+    size_t member_count;                  /* composite */
+    struct hc_item_exp *members;          /* heap, member_count */
+};
+
+struct hc_stream_exp {
+    size_t item_count;
+    struct hc_item_exp *items; /* heap */
+    size_t frame_count;      /* item_count + 1 */
+    uint64_t *frame_offsets; /* heap: each item's first byte, then the size */
+};
+
 /* One manifest vector, parsed. Strings are copies; byte strings borrowed. */
 struct hc_vector {
     char id[HC_ID_MAX];
@@ -292,13 +373,24 @@ struct hc_vector {
     struct hurray_limits limits; /* defaults overridden by "options" */
     size_t n_outcomes;
     int outcomes[HC_MAX_OUTCOMES]; /* 0 = "ok" */
+    int cross_machine;             /* options.cross_machine (stream) */
+    int has_error_after_items;
+    uint64_t error_after_items;    /* invalid stream: items yielded before the error */
     struct hc_desc_exp *desc;      /* kind descriptor, expect valid (heap) */
     struct hc_qmap *qmap;          /* kind quantization, expect valid (heap) */
+    struct hc_kv_exp *kv;          /* kind kv, expect valid (heap) */
+    struct hc_file_exp *file;      /* kind file, expect valid (heap) */
+    struct hc_stream_exp *stream;  /* kind stream, expect valid (heap) */
 };
 
-/* Parses vector map `item` into `v` (zeroed first). Returns 0, or -1 after
- * logging schema failures. On any return, free with hc_vector_free. */
-int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v);
+/* Parses vector map `item` of a manifest of `schema_version` into `v` (zeroed
+ * first). Returns 0, or -1 after logging schema failures. On any return,
+ * free with hc_vector_free. */
+int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, unsigned schema_version,
+                    struct hc_vector *v);
+/* A descriptor map (schema 1 "decoded" of a descriptor) at key path `base`. */
+int hc_desc_parse(struct hc_log *log, const char *base, const cbor_item_t *item,
+                  struct hc_desc_exp *d);
 void hc_vector_free(struct hc_vector *v);
 /* Parses a qmap (shared by descriptor "quantization" and quantization vectors). */
 int hc_qmap_parse(struct hc_log *log, const char *path, const cbor_item_t *item,
@@ -315,6 +407,7 @@ int hc_status_value(const char *name, size_t len);
 /* ----------------------------------------------------------- manifest.c --- */
 
 struct hc_manifest {
+    unsigned schema_version;
     uint8_t *bytes;      /* the file */
     size_t size;
     cbor_item_t *root;   /* owns the tree */
@@ -338,6 +431,9 @@ int hc_read_file(const char *path, size_t max, uint8_t **data, size_t *len, char
 /* Compares a decoded descriptor (rank etc. from `d`) with the oracle. */
 void hc_compare_descriptor(struct hc_log *log, const struct hc_desc_exp *want,
                            const struct hurray_descriptor *d, size_t consumed);
+/* The same at key path `base` (a descriptor inside a file entry or stream item). */
+void hc_compare_descriptor_at(struct hc_log *log, const char *base, const struct hc_desc_exp *want,
+                              const struct hurray_descriptor *d, size_t consumed);
 void hc_compare_qmap(struct hc_log *log, const char *path, const struct hc_qmap *want,
                      const struct hurray_quant *q);
 /* Names as the library spells them: dtype name or "extension" for the
@@ -347,6 +443,7 @@ const char *hc_dtype_name(uint8_t tag);
 /* -------------------------------------------------------------- check.c --- */
 
 struct hc_options {
+    unsigned schema_version; /* the manifest's */
     const char *dir;
     const char *only_id;  /* --id */
     int only_kind;        /* -1: all */
@@ -356,6 +453,49 @@ struct hc_options {
 
 /* Runs one vector (the item at `index` of the manifest's list). */
 void hc_check_vector(const struct hc_options *opt, const cbor_item_t *item, size_t index,
+                     struct hc_result *res);
+
+/* Shared by the kinds (check.c). A counting allocator: live blocks and bytes,
+ * and frees whose size differs from the allocation's. */
+struct hc_alloc_stats {
+    size_t live_blocks;
+    size_t live_bytes;
+    unsigned size_mismatches;
+    unsigned refused; /* requests above HC_ALLOC_MAX */
+};
+/* The largest single allocation the counting allocator grants (1 GiB). */
+#define HC_ALLOC_MAX ((size_t)1 << 30)
+void hc_counting_allocator(struct hurray_allocator *a, struct hc_alloc_stats *st);
+/* Fails the vector if anything is still allocated or a free had a wrong size. */
+void hc_check_allocations(struct hc_log *log, struct hc_alloc_stats *st, const char *when);
+/* "LENGTH (field "x": message)" */
+const char *hc_describe(char *buf, size_t cap, int code, const struct hurray_error *err);
+const char *hc_status_str(int code); /* "ok" for 0 */
+/* invalid: exactly `error`; implementation-defined: one of i_outcomes (0 = ok). */
+void hc_check_failure_status(struct hc_log *log, const struct hc_vector *v, int st,
+                             const struct hurray_error *err, struct hc_result *res);
+
+/* Which prefixes a sweep tries: every length 0..size-1 when size <= full_max,
+ * else a sample (documented in harness/README.md): lengths 0..255, each mark
+ * and its neighbours, evenly spaced lengths and the last 64. Returns a sorted,
+ * deduplicated heap array (free it) of *n lengths, all < size; NULL on OOM. */
+size_t *hc_sweep_plan(size_t size, size_t full_max, const uint64_t *marks, size_t nmarks,
+                      size_t *n, int *sampled);
+
+/* The schema-2 kinds (kv.c, file.c, stream.c): parse "decoded", run the vector. */
+int hc_kv_map_parse(struct hc_log *log, const char *path, const cbor_item_t *item);
+void hc_kv_compare(struct hc_log *log, const char *path, const cbor_item_t *want,
+                   const struct hurray_kv *got);
+int hc_kv_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v);
+int hc_file_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v);
+int hc_stream_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v);
+void hc_file_exp_free(struct hc_file_exp *f);
+void hc_stream_exp_free(struct hc_stream_exp *s);
+void hc_check_kv(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
+                 struct hc_result *res);
+void hc_check_file(struct hc_log *log, const struct hc_vector *v, const char *dir,
+                   const uint8_t *data, struct hc_result *res);
+void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
                      struct hc_result *res);
 
 /* ------------------------------------------------------------- sha256.c --- */

@@ -25,7 +25,8 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: hurray-conformance --vectors DIR [--id ID] [--kind descriptor|quantization]\n"
+            "usage: hurray-conformance --vectors DIR [--id ID]\n"
+            "                          [--kind descriptor|quantization|kv|file|stream]\n"
             "                          [--verbose] [--isolate]\n"
             "  --vectors DIR  corpus directory holding manifest.cbor\n"
             "  --id ID        run only this vector\n"
@@ -61,8 +62,8 @@ static int parse_args(int argc, char **argv, struct hc_options *opt) {
         } else if ((v = option_value(argc, argv, &i, "--id")) != NULL) {
             opt->only_id = v;
         } else if ((v = option_value(argc, argv, &i, "--kind")) != NULL) {
-            if (strcmp(v, "descriptor") == 0) opt->only_kind = HC_KIND_DESCRIPTOR;
-            else if (strcmp(v, "quantization") == 0) opt->only_kind = HC_KIND_QUANT;
+            enum hc_kind k = hc_kind_from_name(v);
+            if (k != HC_KIND_UNKNOWN) opt->only_kind = (int)k;
             else {
                 fprintf(stderr, "hurray-conformance: unknown kind \"%s\"\n", v);
                 return -1;
@@ -91,8 +92,7 @@ static int selected(const struct hc_options *opt, const cbor_item_t *item) {
         if (hc_tstr_equals(pairs[i].key, "kind") == 0) kind = pairs[i].value;
     }
     if (opt->only_id && hc_tstr_equals(id, opt->only_id) != 0) return 0;
-    if (opt->only_kind >= 0 &&
-        hc_tstr_equals(kind, opt->only_kind == HC_KIND_DESCRIPTOR ? "descriptor" : "quantization"))
+    if (opt->only_kind >= 0 && hc_tstr_equals(kind, hc_kind_name((enum hc_kind)opt->only_kind)))
         return 0;
     return 1;
 }
@@ -151,7 +151,7 @@ static void run_isolated(const struct hc_options *opt, const cbor_item_t *item, 
     struct hc_log quiet;
     hc_log_init(&quiet, NULL);
     struct hc_vector v;
-    hc_vector_parse(&quiet, item, &v);
+    hc_vector_parse(&quiet, item, opt->schema_version, &v);
     res->kind = v.kind;
     res->expect = v.expect;
     if (v.id[0]) hc_printable(res->id, sizeof res->id, v.id, strlen(v.id));
@@ -195,6 +195,7 @@ int main(int argc, char **argv) {
     int exit_code = 1;
     size_t ran = 0;
     if (hc_manifest_load(&m, opt.dir, report, stderr) == 0) {
+        opt.schema_version = m.schema_version;
         for (size_t i = 0; i < m.nvectors; i++) {
             if (!selected(&opt, m.vectors[i])) continue;
             run_one(&opt, m.vectors[i], i, res);

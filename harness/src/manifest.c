@@ -345,8 +345,15 @@ int hc_manifest_load(struct hc_manifest *m, const char *dir, struct hc_report *r
     if (hc_tstr_equals(f[TK_FORMAT], "hurray-conformance") != 0)
         return fatal(r, err, "manifest: \"format\" is not \"hurray-conformance\"");
     if (!f[TK_SCHEMA_VERSION] || !cbor_isa_uint(f[TK_SCHEMA_VERSION]) ||
-        cbor_get_int(f[TK_SCHEMA_VERSION]) != 1)
-        return fatal(r, err, "manifest: \"schema_version\" is not 1 (this harness reads schema 1)");
+        cbor_get_int(f[TK_SCHEMA_VERSION]) < HC_SCHEMA_MIN ||
+        cbor_get_int(f[TK_SCHEMA_VERSION]) > HC_SCHEMA_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "manifest: \"schema_version\" is not %u..%u (this harness reads schemas %u and %u)",
+                 HC_SCHEMA_MIN, HC_SCHEMA_MAX, HC_SCHEMA_MIN, HC_SCHEMA_MAX);
+        return fatal(r, err, msg);
+    }
+    m->schema_version = (unsigned)cbor_get_int(f[TK_SCHEMA_VERSION]);
     cbor_item_t **items;
     size_t n;
     if (!f[TK_VECTORS] || hc_get_array(&log, "vectors", f[TK_VECTORS], SIZE_MAX, &items, &n)) {

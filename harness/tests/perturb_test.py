@@ -12,6 +12,16 @@ Copies the corpus to a temporary directory and makes two single-value changes:
 Then it asserts that the harness run on the copy exits non-zero and that the failures it
 reports are exactly those two ids, and that the unperturbed corpus passes.
 
+On a schema-2 corpus, a second copy gets one change per new kind present (each in its own
+vector, judged the same way; kinds the corpus lacks are left out):
+
+  3. kv:      one valid KV vector's oracle: one scalar entry's value changed;
+  4. file:    one valid file vector's oracle: one buffer's sha256 zeroed; and one byte of a
+              non-empty buffer in another valid file's data region flipped (sha256 of the file
+              updated: the file still opens, only the buffer hash can catch it);
+  5. stream:  one valid stream vector's oracle: one buffer's sha256 zeroed; one invalid stream
+              vector's error_after_items + 1.
+
     python3 harness/tests/perturb_test.py --harness build/harness/hurray-conformance --vectors vectors
     pytest harness/tests/perturb_test.py      (HURRAY_HARNESS / HURRAY_VECTORS override the paths)
 
@@ -174,10 +184,134 @@ def check_perturbed(harness, vectors, base, out=sys.stdout):
     return problems
 
 
+# ------------------------------------------------------------- schema 2: kv/file/stream ---
+
+def _scalar_bump(value):
+    """A kvvalue with one scalar changed, or None for a list."""
+    (t, x), = value.items()
+    if t == "bool":
+        return {t: not x}
+    if t == "int64":
+        return {t: x - 1 if x > -2**63 else x + 1}
+    if t in ("uint64", "float64"):
+        return {t: x ^ 1}
+    if t in ("string", "bytes"):
+        return {t: x + ("x" if t == "string" else b"x")}
+    return None
+
+
+def _buffers(entries_or_items):
+    """(path, buffer map) of every non-empty buffer, in a file's entries or a stream's items."""
+    def walk(item, path):
+        for b, buf in enumerate(item.get("buffers", [])):
+            if buf["size"] > 0:
+                yield f"{path}.buffers[{b}]", buf
+        for k, m in enumerate(item.get("members", [])):
+            yield from walk(m, f"{path}.members[{k}]")
+    return walk
+
+
+def perturb_schema2(manifest, vectors, passing):
+    """One change per new kind present; returns [(id, substring of its failure line)]."""
+    done, used = [], set()
+
+    def pick(kind, expect):
+        return [v for v in manifest["vectors"] if v.get("kind") == kind
+                and v.get("expect") == expect and v["id"] in passing and v["id"] not in used]
+
+    for v in pick("kv", "valid"):
+        for key, value in sorted(v["decoded"]["entries"].items()):
+            bumped = _scalar_bump(value)
+            if bumped is not None:
+                v["decoded"]["entries"][key] = bumped
+                done.append((v["id"], "decoded.entries[\""))
+                used.add(v["id"])
+                break
+        if used:
+            break
+    files = pick("file", "valid")
+    for v in files:  # oracle: a buffer hash
+        bufs = [(i, b) for i, e in enumerate(v["decoded"]["entries"])
+                for b, buf in enumerate(e["buffers"]) if buf["size"] > 0]
+        if bufs:
+            i, b = bufs[0]
+            v["decoded"]["entries"][i]["buffers"][b]["sha256"] = bytes(32)
+            done.append((v["id"], f"decoded.entries[{i}].buffers[{b}].sha256"))
+            used.add(v["id"])
+            break
+    for v in pick("file", "valid"):  # input: one data byte
+        dec = v["decoded"]
+        bufs = [(i, b, buf) for i, e in enumerate(dec["entries"])
+                for b, buf in enumerate(e["buffers"]) if buf["size"] > 0]
+        if not bufs:
+            continue
+        i, b, buf = bufs[-1]
+        path = os.path.join(vectors, v["path"])
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        data[dec["data_offset"] + buf["offset"]] ^= 0x01
+        with open(path, "wb") as f:
+            f.write(data)
+        v["sha256"] = hashlib.sha256(data).digest()
+        done.append((v["id"], f"decoded.entries[{i}].buffers[{b}].sha256"))
+        used.add(v["id"])
+        break
+    for v in pick("stream", "valid"):
+        found = None
+        for n, item in enumerate(v["decoded"]["items"]):
+            found = next(_buffers(None)(item, f"decoded.items[{n}]"), None)
+            if found:
+                break
+        if found:
+            found[1]["sha256"] = bytes(32)
+            done.append((v["id"], found[0] + ".sha256"))
+            used.add(v["id"])
+            break
+    for v in pick("stream", "invalid"):
+        v["error_after_items"] += 1
+        done.append((v["id"], "error_after_items: expected"))
+        used.add(v["id"])
+        break
+    write_manifest(vectors, manifest)
+    return done
+
+
+def check_perturbed_schema2(harness, vectors, base, out=sys.stdout):
+    """The schema-2 perturbations (none when the corpus has no kv/file/stream vectors)."""
+    problems = []
+    manifest = load_manifest(vectors)
+    if not any(v.get("kind") in ("kv", "file", "stream") for v in manifest["vectors"]):
+        print("schema 2: no kv/file/stream vectors in the corpus, nothing to perturb", file=out)
+        return problems, 0
+    passing = {v["id"] for v in manifest["vectors"]} - set(base.failures)
+    with tempfile.TemporaryDirectory(prefix="hurray-perturb2-") as tmp:
+        copy = os.path.join(tmp, "vectors")
+        shutil.copytree(vectors, copy)
+        done = perturb_schema2(load_manifest(copy), copy, passing)
+        for vid, needle in done:
+            print(f"perturbed (schema 2): {vid}, expecting a failure naming {needle!r}", file=out)
+        run = run_harness(harness, copy)
+    new = {k: v for k, v in run.failures.items() if k not in base.failures}
+    print(f"perturbed run (schema 2): exit {run.returncode}, final line {run.final}", file=out)
+    for k, v in sorted(new.items()):
+        print(f"  caught {k}: {v}", file=out)
+    if done and run.returncode == 0:
+        problems.append("schema-2 perturbed run exited 0")
+    if set(new) != {vid for vid, _ in done}:
+        problems.append(f"schema-2 perturbed run: new failures {sorted(new)}, expected "
+                        f"{sorted(vid for vid, _ in done)}")
+    for vid, needle in done:
+        if needle not in run.failures.get(vid, ""):
+            problems.append(f"{vid}: failure does not name {needle!r}: "
+                            f"{run.failures.get(vid, '')!r}")
+    return problems, len(done)
+
+
 def check(harness, vectors, out=sys.stdout):
-    """Runs both halves; returns a list of problems (empty = pass)."""
+    """Runs every half; returns a list of problems (empty = pass)."""
     base, problems = check_baseline(harness, vectors, out)
-    return problems + check_perturbed(harness, vectors, base, out)
+    problems += check_perturbed(harness, vectors, base, out)
+    return problems + check_perturbed_schema2(harness, vectors, base, out)[0]
 
 
 # ------------------------------------------------------------------------- pytest ---
@@ -201,6 +335,16 @@ def test_perturbations_are_caught():
     harness, vectors = _paths_or_fail()
     base, _ = check_baseline(harness, vectors)
     problems = check_perturbed(harness, vectors, base)
+    assert not problems, "\n".join(problems)
+
+
+def test_schema2_perturbations_are_caught():
+    import pytest
+    harness, vectors = _paths_or_fail()
+    base, _ = check_baseline(harness, vectors)
+    problems, n = check_perturbed_schema2(harness, vectors, base)
+    if n == 0:
+        pytest.fail("the corpus has no kv/file/stream vectors")
     assert not problems, "\n".join(problems)
 
 

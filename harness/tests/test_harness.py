@@ -117,7 +117,7 @@ def test_unknown_id_is_a_usage_error(work):
 
 def test_bad_arguments(work):
     d, _ = work
-    assert run(d, "--kind", "kv").code == 2
+    assert run(d, "--kind", "tensorfile").code == 2
     assert run(d, "--frobnicate").code == 2
     proc = subprocess.run([HARNESS], capture_output=True, text=True)
     assert proc.returncode == 2
@@ -265,7 +265,7 @@ def test_unsafe_paths_are_schema_errors(work, path):
     (lambda v: v.__setitem__("size", -1), "schema: size: expected uint, got negint"),
     (lambda v: v.__setitem__("sha256", b"\0" * 31), "schema: sha256: expected 32 bytes, got 31"),
     (lambda v: v.__setitem__("roundtrip", 1), "schema: roundtrip: expected bool, got uint"),
-    (lambda v: v.__setitem__("kind", "kv"), 'schema: kind: unknown kind "kv"'),
+    (lambda v: v.__setitem__("kind", "tensorfile"), 'schema: kind: unknown kind "tensorfile"'),
     (lambda v: v.__setitem__("expect", "y"), 'schema: expect: unknown expectation "y"'),
     (lambda v: v.__setitem__("error", "LENGTH"), "schema: error: present, but the vector is not invalid"),
     (lambda v: v.__setitem__("options", {"max_rnak": 3}), 'schema: options: unknown limit "max_rnak"'),
@@ -391,7 +391,8 @@ def test_unknown_top_level_key(work):
     (b"\x81" * 3000 + b"\x00", "hurray-conformance:"),  # deep nesting, complete
     (cbor2.dumps([1, 2, 3]), "top level is not a map"),
     (cbor2.dumps({"format": "other"}), '"format" is not "hurray-conformance"'),
-    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 2}), "schema_version"),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 3}), "schema_version"),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 0}), "schema_version"),
     (cbor2.dumps({"format": "hurray-conformance", "schema_version": 1}),
      '"vectors" is missing or not an array'),
     (cbor2.dumps({"a": 1}) + b"\x00", "trailing bytes"),
@@ -408,7 +409,7 @@ def test_unusable_manifests_do_not_crash(work, raw, needle):
 
 def test_missing_manifest(tmp_path):
     if not os.access(HARNESS, os.X_OK):
-        pytest.skip("harness not built")
+        pytest.fail("harness not built (make harness)")
     r = run(tmp_path)
     assert r.code == 1 and "cannot open" in r.err and r.final == (0, 1)
 
@@ -442,3 +443,236 @@ def test_roundtrip_mismatch_reports_offset(work):
     r = run(d, "--id", v["id"], "--verbose")
     assert "decoded.encoded_len: expected 64, got 72" in r.out
     assert "DIFF roundtrip: hurray_descriptor_encoded_len: expected 64, got 72" in r.out
+
+
+# ------------------------------------------------------- schema 2: kv, file, stream ---
+
+def test_new_kinds_filter(work):
+    d, m = work
+    for kind in ("kv", "file", "stream"):
+        r = run(d, "--kind", kind)
+        n = sum(v["kind"] == kind for v in m["vectors"])
+        assert n >= 5 and r.code == 0 and r.final == (n, 0), (kind, r.out)
+        assert re.search(rf"^{kind} +\d+/\d+ ", r.out, re.M), r.out
+
+
+def test_table_has_rows_and_sweeps_for_new_kinds(work):
+    d, _ = work
+    r = run(d)
+    for kind in ("kv", "file", "stream"):
+        assert re.search(rf"^{kind} +\d+/\d+ +\d+/\d+ ", r.out, re.M), r.out
+        # every kind has one vector large enough for a sampled sweep
+        assert re.search(rf"^truncation sweep \({kind}\): [1-9]\d* prefixes of \d+ vectors "
+                         rf"\(1 sampled\), 0 ", r.out, re.M), r.out
+
+
+@pytest.mark.parametrize("vid,edit,needle", [
+    # kv: a wrong value, a wrong type (int64 vs uint64 are distinct), float bits, bytes
+    ("y_kv_every_type", lambda d: d["entries"].__setitem__("b", {"int64": -2**63 + 1}),
+     'decoded.entries["b"].int64: expected -9223372036854775807, got -9223372036854775808'),
+    ("y_kv_worked_example", lambda d: d["entries"].__setitem__("n", {"uint64": 42}),
+     'decoded.entries["n"] (type): expected "uint64", got "int64"'),
+    ("y_kv_every_type", lambda d: d["entries"].__setitem__("negzero", {"float64": 0}),
+     'decoded.entries["negzero"].float64: expected 0x0000000000000000'),
+    ("y_kv_every_type", lambda d: d["entries"]["zz"]["list"][2].__setitem__("bytes", b"\0\xff"),
+     'decoded.entries["zz"].list[2].bytes: length differs'),
+    ("y_kv_worked_example", lambda d: d["entries"]["tags"]["list"].append({"bool": False}),
+     'decoded.entries["tags"].list (length): expected 3, got 2'),
+    ("y_kv_worked_example", lambda d: d["entries"].__setitem__("m", {"bool": True}),
+     "decoded.entries (entries): expected 3, got 2"),
+    ("y_kv_worked_example", lambda d: d["entries"].__setitem__("tagz", d["entries"].pop("tags")),
+     'decoded.entries["tagz"]: key missing from the library\'s map'),
+    ("y_kv_worked_example", lambda d: d.__setitem__("encoded_len", 88),
+     "decoded.encoded_len (file size): expected 88, got 96"),
+    # file: buffer hash, offset, size, names, parent, kind, top level, KV, header fields
+    ("y_file_partition_and_tensor",
+     lambda d: d["entries"][3]["buffers"][0].__setitem__("sha256", bytes(32)),
+     "decoded.entries[3].buffers[0].sha256: expected 0000000000"),
+    ("y_file_partition_and_tensor",
+     lambda d: d["entries"][1]["buffers"][0].__setitem__("sha256", bytes(32)),
+     "decoded.entries[1].buffers[0].sha256: expected 0000"),
+    ("y_file_partition_and_tensor",
+     lambda d: d["entries"][2]["buffers"][0].__setitem__("offset", 128),
+     "decoded.entries[2].buffers[0].offset: the loaded bytes are not the file's bytes"),
+    ("y_file_partition_and_tensor",
+     lambda d: d["entries"][3]["buffers"][0].__setitem__("size", 12),
+     "decoded.entries[3].buffers[0].size: expected 12, got 8"),
+    ("y_file_partition_and_tensor", lambda d: d["entries"][2].__setitem__("member_of", None),
+     'decoded.entries[2].member_of: expected null, got "p"'),
+    ("y_file_partition_and_tensor", lambda d: d["entries"][3].__setitem__("name", "u"),
+     'decoded.entries[3].name: expected "u", got "t"'),
+    ("y_file_partition_and_tensor", lambda d: d["entries"][0].__setitem__("kind", "tensor"),
+     'decoded.entries[0].kind: expected "tensor", got "composite"'),
+    ("y_file_partition_and_tensor", lambda d: d.__setitem__("top_level", ["p"]),
+     "decoded.top_level (length): expected 1, got 2"),
+    ("y_file_partition_and_tensor",
+     lambda d: d["entries"][1]["descriptor"]["shard"].__setitem__("global_offset", [1, 0]),
+     "decoded.entries[1].descriptor.shard.global_offset[0]: expected 1, got 0"),
+    ("y_file_worked_example", lambda d: d["kv"].__setitem__("a", {"int64": 2}),
+     'decoded.kv["a"].int64: expected 2, got 1'),
+    ("y_file_worked_example", lambda d: d.__setitem__("kv", None),
+     "decoded.kv (entries): expected 0, got 1"),
+    ("y_file_worked_example", lambda d: d.__setitem__("data_offset", 8192),
+     "decoded.data_offset (file header): expected 8192, got 4096"),
+    ("y_file_minor_1", lambda d: d.__setitem__("version", [1, 0]),
+     "decoded.version[1] (file header): expected 0, got 1"),
+    # stream: buffer hash, item kind, descriptor, roles, cut points
+    ("y_stream_mixed", lambda d: d["items"][1]["buffers"][0].__setitem__("sha256", bytes(32)),
+     "decoded.items[1].buffers[0].sha256: expected 0000"),
+    ("y_stream_mixed",
+     lambda d: d["items"][0]["members"][1]["buffers"][0].__setitem__("size", 16),
+     "decoded.items[0].members[1].buffers[0].size: expected 16, got 12"),
+    ("y_stream_mixed", lambda d: d["items"][0]["descriptor"]["layout"].__setitem__("rule", "group"),
+     'decoded.items[0].descriptor.layout.rule: expected "group", got "partition"'),
+    ("y_stream_mixed", lambda d: d["items"][2]["members"][1]["descriptor"].__setitem__("role", "base"),
+     'decoded.items[2].members[1].descriptor.role (hurray_composite_member_role): '
+     'expected "base", got "correction"'),
+    ("y_stream_mixed", lambda d: d["frame_offsets"].__setitem__(1, d["frame_offsets"][1] + 8),
+     "decoded.frame_offsets[1] (reader offset after item 0): expected 368, got 360"),
+    ("y_stream_one_tensor", lambda d: d["items"][0].__setitem__("kind", "composite") or
+     d["items"][0].__setitem__("members", []) or d["items"][0].pop("buffers"),
+     'decoded.items[0].kind: expected "composite", got "tensor"'),
+])
+def test_new_kind_oracle_mismatch_is_reported(work, vid, edit, needle):
+    d, m = work
+    edit(vec(m, vid)["decoded"])
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    assert set(r.fails) == {vid}, r.out
+    assert r.fails[vid].startswith(needle), r.fails[vid]
+    assert r.final == (count(m) - 1, 1)
+
+
+def test_stream_item_count_is_checked(work):
+    d, m = work
+    v = vec(m, "y_stream_mixed")
+    dec = v["decoded"]
+    dec["items"].pop()           # the oracle misses the last item
+    dec["frame_offsets"].pop(-2)  # ... and keeps its cut points consistent (schema)
+    save(d, m)
+    r = run(d, "--id", v["id"], "--verbose")
+    assert r.code == 1
+    assert "DIFF decoded.items (length): expected 3, got 4" in r.out
+    assert "FAIL prefix sweep:" in r.out  # the cut point at the 4th item is not where it was
+
+
+@pytest.mark.parametrize("vid,value,needle", [
+    ("n_stream_cut_inside_composite", 0, "error_after_items: expected 0, got 1"),
+    ("n_stream_partition_swapped", 3, "error_after_items: expected 3, got 2"),
+    ("n_stream_kind_mismatch", 1, "error_after_items: expected 1, got 0"),
+])
+def test_error_after_items_is_exact(work, vid, value, needle):
+    d, m = work
+    vec(m, vid)["error_after_items"] = value
+    save(d, m)
+    r = run(d)
+    assert r.fails == {vid: needle}, r.out
+
+
+@pytest.mark.parametrize("vid,error,needle", [
+    ("n_stream_cut_inside_composite", "LENGTH", "expected LENGTH, got TRUNCATED"),
+    ("n_kv_bool_2", "CONSTRAINT", "expected CONSTRAINT, got RANGE"),
+    ("n_file_cut", "LENGTH", "expected LENGTH, got TRUNCATED"),
+])
+def test_new_kind_wrong_error_code(work, vid, error, needle):
+    d, m = work
+    vec(m, vid)["error"] = error
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {vid}
+    assert r.fails[vid].startswith(needle), r.fails[vid]
+
+
+def test_cross_machine_option_is_applied(work):
+    d, m = work
+    vec(m, "n_stream_event_cross_machine")["options"] = {"cross_machine": False}
+    save(d, m)
+    r = run(d)
+    assert r.fails == {"n_stream_event_cross_machine":
+                       "expected COMBINATION, but the input was accepted (+1 more)"}, r.out
+
+
+def test_file_roundtrip_flag_is_honoured(work):
+    d, m = work
+    vec(m, "y_file_minor_1")["roundtrip"] = True
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {"y_file_minor_1"}
+    assert r.fails["y_file_minor_1"].startswith(
+        "roundtrip: encoded bytes: bytes differ at offset 10 (expected 01, got 00")
+
+
+def test_changed_file_byte_is_caught(work):
+    """One data byte of a valid file changed (sha256 updated): the file still opens, and the
+    buffer hash comparison catches it."""
+    d, m = work
+    v = vec(m, "y_file_worked_example")
+    p = d / v["path"]
+    data = bytearray(p.read_bytes())
+    data[4096] ^= 0x01  # first byte of w's buffer
+    p.write_bytes(data)
+    v["sha256"] = hashlib.sha256(data).digest()
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {v["id"]}
+    assert r.fails[v["id"]].startswith("decoded.entries[0].buffers[0].sha256: expected")
+
+
+@pytest.mark.parametrize("vid,edit,needle", [
+    ("y_kv_worked_example", lambda v: v["decoded"]["entries"].__setitem__("n", {"int64": 1, "bool": True}),
+     'schema: decoded.entries["n"]: a kvvalue has exactly one key, got 2'),
+    ("y_kv_worked_example", lambda v: v["decoded"]["entries"].__setitem__("n", {"int32": 1}),
+     'schema: decoded.entries["n"]: unknown KV value type "int32"'),
+    ("y_kv_worked_example", lambda v: v["decoded"]["entries"].__setitem__("n", {"float64": 1.5}),
+     'schema: decoded.entries["n"].float64: expected uint, got float'),
+    ("y_kv_worked_example", lambda v: v["decoded"].pop("encoded_len"),
+     'schema: decoded: missing required key "encoded_len"'),
+    ("y_file_worked_example", lambda v: v["decoded"]["entries"][0].__setitem__("kind", "blob"),
+     'schema: decoded.entries[0].kind: expected "tensor" or "composite"'),
+    ("y_file_worked_example", lambda v: v["decoded"]["entries"][0]["buffers"][0].pop("offset"),
+     'schema: decoded.entries[0].buffers[0]: missing required key "offset"'),
+    ("y_file_worked_example", lambda v: v["decoded"]["entries"][0]["descriptor"].pop("role"),
+     'schema: decoded.entries[0].descriptor: missing required key "role"'),
+    ("y_file_worked_example", lambda v: v["decoded"].pop("data_length"),
+     'schema: decoded: missing required key "data_length"'),
+    ("y_stream_mixed", lambda v: v["decoded"]["items"][0].__setitem__("buffers", []),
+     'schema: decoded.items[0]: key "buffers" does not belong to a composite item'),
+    ("y_stream_mixed", lambda v: v["decoded"]["frame_offsets"].pop(),
+     "schema: decoded.frame_offsets: 4 entries, expected len(items) + 1 = 5"),
+    ("y_stream_mixed", lambda v: v["decoded"]["frame_offsets"].__setitem__(-1, 1 << 20),
+     "schema: decoded.frame_offsets: must start at 0 and end at size"),
+    ("y_stream_mixed", lambda v: v.__setitem__("error_after_items", 0),
+     "schema: error_after_items: present, but the vector is not an invalid stream"),
+    ("n_stream_kind_mismatch", lambda v: v.pop("error_after_items"),
+     "schema: error_after_items: required for an invalid stream vector"),
+    ("y_stream_mixed", lambda v: v.__setitem__("options", {"cross_machine": 1}),
+     "schema: options.cross_machine: expected bool, got uint"),
+    ("y_kv_worked_example", lambda v: v.__setitem__("options", {"cross_machine": True}),
+     "schema: options.cross_machine: only stream vectors have it"),
+    ("y_kv_worked_example", lambda v: v.__setitem__("kind", "kv2"),
+     'schema: kind: unknown kind "kv2"'),
+])
+def test_new_kind_schema_errors(work, vid, edit, needle):
+    d, m = work
+    edit(vec(m, vid))
+    save(d, m)
+    r = run(d)
+    assert r.code == 1
+    assert set(r.fails) == {vid}, r.out
+    assert r.fails[vid].startswith(needle), r.fails[vid]
+
+
+def test_new_kinds_need_schema_2(work):
+    """A schema-1 manifest cannot carry kv/file/stream vectors: each fails loudly (never
+    skipped), the schema-1 kinds still pass."""
+    d, m = work
+    m["schema_version"] = 1
+    save(d, m)
+    r = run(d)
+    new = {v["id"] for v in m["vectors"] if v["kind"] in ("kv", "file", "stream")}
+    assert set(r.fails) == new
+    assert all(f.startswith('schema: kind: kind "') and "needs schema_version 2, the manifest has 1"
+               in f for f in r.fails.values())
+    assert r.final == (count(m) - len(new), len(new))
+    assert "unclassified" in r.out

@@ -2,13 +2,16 @@
 against the self-check decoder (oracle.py) before it can reach the manifest."""
 import re
 
+import containers
 import oracle
 from decoded import descriptor_map, quant_map
 from encoder import Buf, encode, encode_quant, serialize, to_raw
 from tables import ERROR_CODES, LIMITS, layout_kind
 
-AREAS = ("dtype", "device", "layout", "quant", "sect", "desc")
-_ID = re.compile(r"^[yn]_(dtype|device|layout|quant|sect|desc)_[a-z0-9_]+$")
+AREAS = ("dtype", "device", "layout", "quant", "sect", "desc", "kv", "file", "stream", "comp")
+_ID = re.compile(r"^[yn]_(dtype|device|layout|quant|sect|desc|kv|file|stream|comp)_[a-z0-9_]+$")
+# which kinds each area may hold (README § areas)
+AREA_KINDS = {"kv": ("kv",), "file": ("file",), "stream": ("stream",), "comp": ("stream", "file")}
 
 
 class GenError(Exception):
@@ -48,10 +51,15 @@ class Corpus:
             raise GenError(f"bad id {vid!r}")
         if vid in self.vectors:
             raise GenError(f"duplicate id {vid}")
+        area = vid.split("_")[1]
+        if v["kind"] not in AREA_KINDS.get(area, ("descriptor", "quantization")):
+            raise GenError(f"{vid}: kind {v['kind']} in area {area}")
         if v.get("options"):
-            for k in v["options"]:
-                if k not in LIMITS:
-                    raise GenError(f"{vid}: unknown option {k}")
+            for k, val in v["options"].items():
+                if k == "cross_machine" and v["kind"] == "stream" and val is True:
+                    continue
+                if k not in LIMITS or not isinstance(val, int) or isinstance(val, bool):
+                    raise GenError(f"{vid}: bad option {k}={val!r}")
         self.vectors[vid] = v
 
     # ------------------------------------------------------------ valid ---
@@ -121,3 +129,90 @@ class Corpus:
 
     def nq(self, vid, data, error, description, refs):
         self._n(vid, "quantization", bytes(data), error, description, refs, None)
+
+    # ------------------------------------------------------------ KV sections ---
+    def ykv(self, vid, entries, description, refs, options=None):
+        """A valid standalone KV section of a model map (encoded canonically)."""
+        data = containers.kv_encode(entries)
+        decoded = {"entries": containers.kv_decoded(entries), "encoded_len": len(data)}
+        status, got = oracle.decode_kv(data, options)
+        if status != "OK" or got != decoded:
+            raise GenError(f"{vid}: kv {status}: {got}\n model {decoded}")
+        if containers.kv_encode(containers.kv_model(got["entries"])) != data:
+            raise GenError(f"{vid}: re-encoding the decoded map does not reproduce the section")
+        for k in range(len(data)):
+            status, _ = oracle.decode_kv(data[:k], options)
+            if status != "TRUNCATED":
+                raise GenError(f"{vid}: prefix of {k} bytes decodes as {status}, not TRUNCATED")
+        self._add({"id": vid, "kind": "kv", "expect": "valid", "data": data, "decoded": decoded,
+                   "description": description, "spec_refs": refs, "options": options})
+
+    def nkv(self, vid, data, error, description, refs, options=None):
+        self._nx(vid, "kv", bytes(data), error, description, refs, options)
+
+    # ------------------------------------------------------------ files ---
+    def yfile(self, vid, named, description, refs, kv=None, options=None, vmin=0):
+        """A valid file of [(name, item)] and a KV model map (None / {}: no section)."""
+        raw = containers.file_raw(named, kv)
+        raw["vmin"] = vmin
+        data, _ = containers.file_serialize(raw)
+        decoded = containers.file_decoded(named, kv, (1, vmin))
+        status, got = oracle.decode_file(data, options)
+        if status != "OK" or got != decoded:
+            raise GenError(f"{vid}: file {status}: {got}\n model {decoded}")
+        mv = memoryview(data)
+        for k in range(len(data)):
+            status, _ = oracle.decode_file(mv[:k], options)
+            if status != "TRUNCATED":
+                raise GenError(f"{vid}: prefix of {k} bytes decodes as {status}, not TRUNCATED")
+        v = {"id": vid, "kind": "file", "expect": "valid", "data": data, "decoded": decoded,
+             "description": description, "spec_refs": refs, "options": options}
+        if vmin != 0:
+            v["roundtrip"] = False
+        self._add(v)
+        return data
+
+    def nfile(self, vid, data, error, description, refs, options=None):
+        self._nx(vid, "file", bytes(data), error, description, refs, options)
+
+    # ------------------------------------------------------------ streams ---
+    def ystream(self, vid, items, description, refs, options=None):
+        data, info = containers.stream_encode(items)
+        decoded = containers.stream_decoded(items)
+        status, got, n = oracle.decode_stream(data, options)
+        if status != "OK" or got != decoded:
+            raise GenError(f"{vid}: stream {status}: {got}\n model {decoded}")
+        cuts = decoded["frame_offsets"]
+        for k in range(len(data)):  # the stream truncation sweep (README § Using the corpus)
+            status, _, n = oracle.decode_stream(data[:k], options)
+            whole = sum(1 for e in cuts[1:] if e <= k)
+            want = "OK" if k in cuts else "TRUNCATED"
+            if status != want or n != whole:
+                raise GenError(f"{vid}: prefix of {k} bytes: {status} after {n} items, "
+                               f"not {want} after {whole}")
+        self._add({"id": vid, "kind": "stream", "expect": "valid", "data": data,
+                   "decoded": decoded, "description": description, "spec_refs": refs,
+                   "options": options})
+        return data
+
+    def nstream(self, vid, data, error, after, description, refs, options=None):
+        self._nx(vid, "stream", bytes(data), error, description, refs, options, after)
+
+    def _nx(self, vid, kind, data, error, description, refs, options, after=None):
+        if error not in ERROR_CODES or error == "OK":
+            raise GenError(f"{vid}: bad error {error}")
+        if kind == "kv":
+            status, where = oracle.decode_kv(data, options)
+        elif kind == "file":
+            status, where = oracle.decode_file(data, options)
+        else:
+            status, where, n = oracle.decode_stream(data, options)
+            if status == error and n != after:
+                raise GenError(f"{vid}: {error} after {n} items, declared {after} ({where})")
+        if status != error:
+            raise GenError(f"{vid}: expected {error}, oracle says {status} ({where})")
+        v = {"id": vid, "kind": kind, "expect": "invalid", "error": error, "data": data,
+             "description": description, "spec_refs": refs, "options": options, "where": where}
+        if kind == "stream":
+            v["error_after_items"] = after
+        self._add(v)

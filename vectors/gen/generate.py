@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # keep vectors/gen/ free of __pycache__
 
+import build_containers  # noqa: E402
 import builders  # noqa: E402
 import manifest  # noqa: E402
 import mutators  # noqa: E402
@@ -31,6 +32,7 @@ def build_corpus():
     c = Corpus()
     builders.build_all(c)
     mutators.mutate_all(c)
+    build_containers.build_all(c)
     return list(c.vectors.values())
 
 

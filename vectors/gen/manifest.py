@@ -1,4 +1,4 @@
-"""vectors/manifest.cbor, schema_version 1 (documented in vectors/README.md)."""
+"""vectors/manifest.cbor, schema_version 2 (documented in vectors/README.md)."""
 import hashlib
 
 import cbor2
@@ -6,10 +6,10 @@ import cbor2
 from tables import DEFAULT_LIMITS, ERROR_CODES
 
 FORMAT = "hurray-conformance"
-SCHEMA_VERSION = 1
-CORPUS_VERSION = "2026.11.1"
+SCHEMA_VERSION = 2
+CORPUS_VERSION = "2026.11.2"
 SPEC_VERSION = ["1.0"]
-GENERATOR = {"name": "hurray-vectors-gen", "version": "1"}
+GENERATOR = {"name": "hurray-vectors-gen", "version": "2"}
 
 
 def vector_path(v):
@@ -27,12 +27,14 @@ def vector_entry(v, tcid):
         "size": len(v["data"]),
         "sha256": hashlib.sha256(v["data"]).digest(),
         "expect": v["expect"],
-        "roundtrip": v["expect"] == "valid",
+        "roundtrip": v.get("roundtrip", v["expect"] == "valid"),
         "description": v["description"],
         "spec_refs": list(v["spec_refs"]),
     }
     if v["expect"] == "invalid":
         e["error"] = v["error"]
+        if v["kind"] == "stream":
+            e["error_after_items"] = v["error_after_items"]
     if v.get("options"):
         e["options"] = dict(v["options"])
     if v["expect"] == "valid":

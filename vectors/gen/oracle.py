@@ -6,6 +6,7 @@ manifest names. It follows descriptor.md § Decoding order step by step and then
 validation tiers of buffer-protocol.md in the order of their table (3, 1, 2). It is a
 self-check of the corpus, not a product: no speed, no API.
 """
+import hashlib
 import math
 import struct
 
@@ -742,3 +743,508 @@ def _quant_requirements(dtype, shape, N, dynamic, q):
     elif s in (0x05, 0x06):
         out.append(_blocked(shape, N, dynamic, q["axis"], q["block_size"]))
     return out
+
+
+# ================================================================ KV sections (kv.md) ===
+KV_TYPES = {0x01: "bool", 0x02: "int64", 0x03: "uint64", 0x04: "float64", 0x05: "string",
+            0x06: "bytes", 0x07: "list"}
+
+
+def _limits(options):
+    return effective_limits({k: v for k, v in (options or {}).items() if k != "cross_machine"})
+
+
+class _Cursor:
+    """Reads a region; a read crossing its end fails with the region's short status."""
+
+    def __init__(self, data, start, end, short, what):
+        self.d, self.pos, self.end, self.short, self.what = data, start, end, short, what
+
+    @property
+    def left(self):
+        return self.end - self.pos
+
+    def take(self, n, where):
+        if n > self.end - self.pos:
+            fail(self.short, f"{self.what}{where}: read crosses the end")
+        b = bytes(self.d[self.pos:self.pos + n])
+        self.pos += n
+        return b
+
+
+def _name_ok(b):
+    """kv.md HR-KV-6: valid UTF-8 (Python's codec is RFC 3629 strict), no U+0000."""
+    try:
+        s = b.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if "\x00" in s else s
+
+
+def _kv_tag(tag, where):
+    if is_invalid_tag(tag):
+        fail("INVALID_TAG", where)
+    if tag not in KV_TYPES:
+        fail("UNSUPPORTED", where)
+
+
+def _kv_payload(c, tag, depth, lim, where):
+    t = KV_TYPES[tag]
+    if t == "bool":
+        p = c.take(8, where)
+        if p[0] > 1:
+            fail("RANGE", f"{where}: bool {p[0]}")
+        _zero(p[1:8], f"{where}: bool reserved")
+        return {"bool": p[0] == 1}
+    if t in ("int64", "uint64", "float64"):
+        p = c.take(8, where)
+        return {t: struct.unpack("<q", p)[0] if t == "int64" else _u(p, 0, 8)}
+    if t in ("string", "bytes"):
+        n = _u(c.take(8, f"{where}.length"), 0, 8)
+        b = c.take(n, f"{where}.bytes")
+        if t == "string":
+            try:
+                s = b.decode("utf-8")
+            except UnicodeDecodeError:
+                fail("CONSTRAINT", f"{where}: string not UTF-8")
+        _zero(c.take(pad8(n) - n, f"{where}.padding"), f"{where}.padding")
+        return {"string": s} if t == "string" else {"bytes": b}
+    # list
+    if depth + 1 > lim["max_composite_depth"]:
+        fail("LIMIT", f"{where}: list depth {depth + 1}")
+    count = _u(c.take(8, f"{where}.count"), 0, 8)
+    if count * 16 > c.left:
+        fail(c.short, f"{where}: count {count} exceeds the bytes left")
+    out = []
+    for i in range(count):
+        h = c.take(8, f"{where}[{i}] header")
+        _kv_tag(h[0], f"{where}[{i}].tag")
+        _zero(h[1:8], f"{where}[{i}].reserved")
+        out.append(_kv_payload(c, h[0], depth + 1, lim, f"{where}[{i}]"))
+    return {"list": out}
+
+
+def _kv(data, start, end, lim, short, what="kv"):
+    """kv.md § Decoding order (HR-KV-9) over data[start:end]; returns the map."""
+    if end - start > lim["max_kv_bytes"]:
+        fail("LIMIT", f"{what}: section bytes > max_kv_bytes")
+    c = _Cursor(data, start, end, short, what)
+    count = _u(c.take(8, ".entry_count"), 0, 8)
+    if count > lim["max_kv_entries"]:
+        fail("LIMIT", f"{what}.entry_count")
+    if count * 24 > c.left:
+        fail(short, f"{what}.entry_count exceeds the bytes left")
+    out, prev = {}, None
+    for i in range(count):
+        w = f"{what}[{i}]"
+        h = c.take(8, f"[{i}] header")
+        klen, tag = _u(h, 0, 4), h[4]
+        if klen == 0:
+            fail("CONSTRAINT", f"{w}.key_length 0")
+        if klen > lim["max_name_bytes"]:
+            fail("LIMIT", f"{w}.key_length")
+        _kv_tag(tag, f"{w}.value_tag")
+        _zero(h[5:8], f"{w}.reserved")
+        key = c.take(klen, f"[{i}].key")
+        s = _name_ok(key)
+        if s is None:
+            fail("CONSTRAINT", f"{w}.key is not a name")
+        if prev is not None:
+            if key == prev:
+                fail("DUPLICATE", f"{w}.key")
+            if key < prev:
+                fail("SECTION_ORDER", f"{w}.key")
+        prev = key
+        _zero(c.take(pad8(klen) - klen, f"[{i}].key padding"), f"{w}.key padding")
+        out[s] = _kv_payload(c, tag, 0, lim, f"{w}.value")
+    if c.left:
+        fail("LENGTH", f"{what}: {c.left} bytes after the last entry")
+    return out
+
+
+def decode_kv(data, options=None):
+    """A standalone KV section (kv.decode): (status, {"entries", "encoded_len"} or where)."""
+    try:
+        data = bytes(data)
+        m = _kv(data, 0, len(data), _limits(options), "TRUNCATED")
+        return "OK", {"entries": m, "encoded_len": len(data)}
+    except Fail as e:
+        return e.status, e.where
+
+
+# ================================================================ composites (composite.md) ===
+def _member_rules(h, i, m, where):
+    """composite.md § Validation order step 3.1-3.2 for member i (decoded descriptor maps)."""
+    rule = h["layout"]["rule"]
+    if rule == "overlay":
+        want = "base" if i == 0 else "correction"
+        if m["role"] != want:
+            fail("CONSTRAINT", f"{where}: overlay role {m['role']} != {want}")
+    elif m["role"] is not None:
+        fail("CONSTRAINT", f"{where}: role section on a {rule} member")
+    if rule == "group":
+        return
+    hs, ms = h["shape"], m["shape"]
+    if len(ms) != len(hs):
+        fail("CONSTRAINT", f"{where}: rank")
+    if m["dtype_tag"] != h["dtype_tag"]:
+        fail("COMBINATION", f"{where}: dtype")
+    if None in ms:
+        fail("CONSTRAINT", f"{where}: dynamic extent")
+    sh = m["shard"]
+    if rule == "partition":
+        if sh is None:
+            fail("CONSTRAINT", f"{where}: partition member without a shard section")
+        if sh["global_shape"] != hs:
+            fail("CONSTRAINT", f"{where}: global_shape != head shape")
+    elif i == 0:
+        if ms != hs:
+            fail("CONSTRAINT", f"{where}: overlay base shape != head shape")
+        if sh is not None and (sh["global_shape"] != hs or any(sh["global_offset"])):
+            fail("CONSTRAINT", f"{where}: overlay base shard box")
+    else:
+        if sh is None:
+            fail("CONSTRAINT", f"{where}: overlay correction without a shard section")
+        if sh["global_shape"] != hs:
+            fail("CONSTRAINT", f"{where}: global_shape != head shape")
+
+
+def _head_rules(h, depth, total, lim, where):
+    """composite.md step 2 for a head at `depth`; total: [running member total]."""
+    if depth > lim["max_composite_depth"]:
+        fail("LIMIT", f"{where}: depth {depth}")
+    total[0] += h["layout"]["member_count"]
+    if total[0] > lim["max_composite_members"]:
+        fail("LIMIT", f"{where}: member total {total[0]}")
+    if h["layout"]["rule"] in ("partition", "overlay") and None in h["shape"]:
+        fail("CONSTRAINT", f"{where}: head extents not resolved")
+
+
+def _grid(h, members, where):
+    """composite.md HR-COMP-6: the members tile the head as a row-major grid."""
+    H = h["shape"]
+    r, n = len(H), len(members)
+    offs = [m["shard"]["global_offset"] for m in members]
+    shp = [m["shape"] for m in members]
+    if r == 0:
+        if n != 1:
+            fail("CONSTRAINT", f"{where}: rank-0 partition with {n} members")
+        return
+    m = [0] * r
+    s = [0] * r
+    stride = 1
+    for k in range(r - 1, -1, -1):
+        s[k] = stride
+        t = 1
+        while t * stride < n and offs[t * stride][k] != 0:
+            t += 1
+        m[k] = t
+        stride *= t
+    if math.prod(m) != n:
+        fail("CONSTRAINT", f"{where}: grid {m} holds {math.prod(m)} cells, not {n}")
+    cuts = []
+    for k in range(r):
+        c = [offs[t * s[k]][k] for t in range(m[k])] + [H[k]]
+        if c[0] != 0:
+            fail("CONSTRAINT", f"{where}: first cut of dim {k} is not 0")
+        for t in range(m[k]):
+            if H[k] == 0:
+                if m[k] != 1:
+                    fail("CONSTRAINT", f"{where}: cuts of an empty dim {k}")
+            elif not c[t] < c[t + 1]:
+                fail("CONSTRAINT", f"{where}: cuts of dim {k} not increasing")
+        cuts.append(c)
+    for i in range(n):
+        rem = i
+        for k in range(r - 1, -1, -1):
+            j = rem % m[k]
+            rem //= m[k]
+            if offs[i][k] != cuts[k][j] or shp[i][k] != cuts[k][j + 1] - cuts[k][j]:
+                fail("CONSTRAINT", f"{where}: member {i} is not grid cell along dim {k}")
+
+
+# ================================================================ streams (stream.md) ===
+FRAME_MAGIC = b"HRSF"
+
+
+def _frame_kind(kind, where):
+    if is_invalid_tag(kind):
+        fail("INVALID_TAG", where)
+    if kind not in (0x01, 0x02):
+        fail("RESERVED_TAG", where)
+
+
+def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total):
+    """One item from pos (stream.md § Decoding order, HR-STREAM-9). Returns (item, pos)."""
+    where = f"frame@{pos}"
+    if pos == len(b):
+        fail("TRUNCATED", f"members[{idx}] missing")
+    if len(b) - pos < 8:
+        fail("TRUNCATED", f"{where}: frame header")
+    if b[pos:pos + 4] != FRAME_MAGIC:
+        fail("BAD_MAGIC", f"{where}.magic")
+    kind = b[pos + 4]
+    _frame_kind(kind, f"{where}.kind")
+    _zero(b[pos + 5:pos + 8], f"{where}.reserved")
+    status, d = decode_descriptor(b[pos + 8:], opts)
+    if status != "OK":
+        fail(status, f"{where}/descriptor: {d}")
+    is_comp = d["layout"]["tag"] == COMPOSITE
+    if (kind == 0x02) != is_comp:
+        fail("CONSTRAINT", f"{where}.kind vs layout")
+    if cm:
+        for i, bf in enumerate(d["buffers"]):
+            if bf["sync_mode"] != "producer_synced":
+                fail("COMBINATION", f"{where}.buffers[{i}].sync_mode (cross_machine)")
+    if parent is None:
+        if d["role"] is not None:
+            fail("CONSTRAINT", f"{where}: role section on a top-level item")
+    else:
+        _member_rules(parent, idx, d, where)
+    pos += 8 + d["encoded_len"]
+    if is_comp:
+        _head_rules(d, depth + 1, total, lim, where)
+        members = []
+        for i in range(d["layout"]["member_count"]):
+            it, pos = _stream_item(b, pos, lim, opts, cm, d, i, depth + 1, total)
+            members.append(it)
+        if d["layout"]["rule"] == "partition":
+            _grid(d, [m["descriptor"] for m in members], where)
+        return {"kind": "composite", "descriptor": d, "members": members}, pos
+    bufs = []
+    for i, bf in enumerate(d["buffers"]):
+        n = bf["size"]
+        if len(b) - pos < n:
+            fail("TRUNCATED", f"{where}.buffers[{i}] data")
+        data = b[pos:pos + n]
+        pos += n
+        p = pad8(n) - n
+        if len(b) - pos < p:
+            fail("TRUNCATED", f"{where}.buffers[{i}] padding")
+        _zero(b[pos:pos + p], f"{where}.buffers[{i}] padding")
+        pos += p
+        bufs.append({"size": n, "sha256": hashlib.sha256(data).digest()})
+    return {"kind": "tensor", "descriptor": d, "buffers": bufs}, pos
+
+
+def decode_stream(data, options=None):
+    """Read items until the clean end or a failure: (status, decoded map or where, items read)."""
+    b = bytes(data)
+    lim = _limits(options)
+    opts = {k: v for k, v in (options or {}).items() if k != "cross_machine"}
+    cm = bool((options or {}).get("cross_machine"))
+    items, offsets, pos = [], [], 0
+    try:
+        while pos != len(b):  # a frame boundary outside a composite with no byte left: clean end
+            start = pos
+            it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0])
+            items.append(it)
+            offsets.append(start)
+        return "OK", {"items": items, "frame_offsets": offsets + [len(b)]}, len(items)
+    except Fail as e:
+        return e.status, e.where, len(items)
+
+
+# ================================================================ files (file-container.md) ===
+FILE_MAGIC = b"HRRYFILE"
+PAGE = 4096
+
+
+def _up(v, a):
+    return -(-v // a) * a
+
+
+def decode_file(data, options=None):
+    """(status, decoded map or where)."""
+    try:
+        return "OK", _file(bytes(data), _limits(options), options)
+    except Fail as e:
+        return e.status, e.where
+
+
+def _file(b, lim, opts):
+    # 1.
+    if len(b) < 64:
+        fail("TRUNCATED", "fewer than 64 bytes")
+    # 2. the header in offset order
+    if b[0:8] != FILE_MAGIC:
+        fail("BAD_MAGIC", "header.magic")
+    vmaj, vmin = _u(b, 8, 2), _u(b, 10, 2)
+    if vmaj != 1:
+        fail("VERSION", "header.version_major")
+    _zero(b[12:16], "header.reserved")
+    io, il = _u(b, 16, 8), _u(b, 24, 8)
+    ko, kl = _u(b, 32, 8), _u(b, 40, 8)
+    do, dl = _u(b, 48, 8), _u(b, 56, 8)
+    if io != 64:
+        fail("OFFSET", "header.index_offset")
+    if il < 8 or il % 8:
+        fail("LENGTH", "header.index_length")
+    iend = _ck(io + il, "header.index_length: index end")
+    if kl == 0:
+        if ko != 0:
+            fail("OFFSET", "header.kv_offset without a section")
+        meta_end = iend
+    else:
+        if ko != iend:
+            fail("OFFSET", "header.kv_offset")
+        if kl < 8 or kl % 8:
+            fail("LENGTH", "header.kv_length")
+        if kl > lim["max_kv_bytes"]:
+            fail("LIMIT", "header.kv_length > max_kv_bytes")
+        meta_end = _ck(ko + kl, "header.kv_length: kv end")
+    if meta_end + PAGE - 1 > U64_MAX:
+        fail("OVERFLOW", "header.data_offset")
+    if do != _up(meta_end, PAGE):
+        fail("OFFSET", "header.data_offset")
+    if dl % 64:
+        fail("LENGTH", "header.data_length")
+    fend = _ck(do + dl, "header: data_offset + data_length")
+    # 3.
+    if len(b) < fend:
+        fail("TRUNCATED", "file shorter than data_offset + data_length")
+    if len(b) > fend:
+        fail("LENGTH", "bytes after data_offset + data_length")
+    # 4.
+    _zero(b[meta_end:do], "padding before data_offset")
+    # 5. the index
+    c = _Cursor(b, io, iend, "LENGTH", "index")
+    count = _u(c.take(8, ".entry_count"), 0, 8)
+    if count > lim["max_file_tensors"]:
+        fail("LIMIT", "index.entry_count > max_file_tensors")
+    if count > (il - 8) // 56:
+        fail("LENGTH", "index.entry_count exceeds index_length")
+    entries, trees = [], []
+    stack = []  # open composites: [name, member_count, next member, depth, entry]
+    total = [0]
+    end = 0  # end of the previous buffer (data-relative)
+
+    def finish(node):
+        # an item is complete: attach to its parent, close parents that are now complete
+        while stack:
+            top = stack[-1]
+            top[4]["members"].append(node)
+            top[2] += 1
+            if top[2] < top[1]:
+                return
+            stack.pop()
+            node = top[4]
+        trees.append(node)
+
+    for i in range(count):
+        w = f"index[{i}]"
+        h = c.take(8, f"[{i}] header")
+        nlen, kind = _u(h, 0, 4), h[4]
+        if nlen == 0:
+            fail("CONSTRAINT", f"{w}.name_length 0")
+        if nlen > lim["max_name_bytes"]:
+            fail("LIMIT", f"{w}.name_length")
+        _frame_kind(kind, f"{w}.kind")
+        _zero(h[5:8], f"{w}.reserved")
+        nb = c.take(nlen, f"[{i}].name")
+        name = _name_ok(nb)
+        if name is None:
+            fail("CONSTRAINT", f"{w}.name is not a name")
+        _zero(c.take(pad8(nlen) - nlen, f"[{i}].name padding"), f"{w}.name padding")
+        parent = stack[-1] if stack else None
+        if parent is not None and name != f"{parent[0]}.{parent[2]}":
+            fail("CONSTRAINT", f"{w}.name: member {parent[2]} of {parent[0]!r} must be "
+                               f"{parent[0]}.{parent[2]}")
+        status, d = decode_descriptor(b[c.pos:iend], opts)
+        if status == "TRUNCATED":
+            status = "LENGTH"
+        if status != "OK":
+            fail(status, f"{w}/descriptor: {d}")
+        c.pos += d["encoded_len"]
+        is_comp = d["layout"]["tag"] == COMPOSITE
+        if (kind == 0x02) != is_comp:
+            fail("CONSTRAINT", f"{w}.kind vs layout")
+        if d["device"] != "cpu" or d["memory_class"] != "standard":
+            fail("COMBINATION", f"{w}: device/memory class in a file")
+        for j, bf in enumerate(d["buffers"]):
+            if bf["sync_mode"] != "producer_synced":
+                fail("COMBINATION", f"{w}.buffers[{j}].sync_mode in a file")
+        if is_comp:
+            depth = len(stack) + 1
+            if depth > lim["max_composite_depth"]:
+                fail("LIMIT", f"{w}: composite depth {depth}")
+            if not stack:
+                total[0] = 0
+            total[0] += d["layout"]["member_count"]
+            if total[0] > lim["max_composite_members"]:
+                fail("LIMIT", f"{w}: member total {total[0]}")
+        ob = c.take(8 * len(d["buffers"]), f"[{i}].buffer offsets")
+        bl = []
+        for j, bf in enumerate(d["buffers"]):
+            o, s, a = _u(ob, 8 * j, 8), bf["size"], bf["alignment"]
+            bw = f"{w}.buffers[{j}]"
+            if o < end:
+                fail("OVERLAP", bw)
+            if o % a:
+                fail("OFFSET", f"{bw}: misaligned")
+            if o != _up(end, max(64, a)):
+                fail("OFFSET", f"{bw}: not at its canonical offset")
+            oe = _ck(o + s, f"{bw}: offset + size")
+            if oe > dl:
+                fail("OFFSET", f"{bw}: past data_length")
+            _zero(b[do + end:do + o], f"{bw}: gap before it")
+            bl.append({"offset": o, "size": s, "sha256": hashlib.sha256(b[do + o:do + oe]).digest()})
+            end = oe
+        e = {"name": name, "kind": "composite" if is_comp else "tensor",
+             "member_of": parent[0] if parent else None, "descriptor": d, "buffers": bl}
+        entries.append(e)
+        node = {"d": d, "members": [], "where": w}
+        if is_comp:
+            stack.append([name, d["layout"]["member_count"], 0, len(stack) + 1, node])
+        else:
+            finish(node)
+    # 6.
+    if c.left:
+        fail("LENGTH", f"index: {c.left} bytes after the last entry")
+    if stack:
+        fail("CONSTRAINT", f"index ends inside composite {stack[-1][0]!r}")
+    if dl != _up(end, 64):
+        fail("LENGTH", "header.data_length != end of the last buffer rounded up to 64")
+    _zero(b[do + end:do + dl], "data padding after the last buffer")
+    # 7.
+    seen = set()
+    for i, e in enumerate(entries):
+        if e["name"] in seen:
+            fail("DUPLICATE", f"index[{i}].name")
+        seen.add(e["name"])
+    # 8.
+    kv = None
+    if kl:
+        kv = _kv(b, ko, ko + kl, lim, "LENGTH")
+        if not kv:
+            fail("CONSTRAINT", "kv: a present section with no entries")
+    # 9.
+    for t in trees:
+        _tree(t, None, None, 0, [0], lim)
+    return {
+        "version": [vmaj, vmin],
+        "data_offset": do,
+        "data_length": dl,
+        "entries": entries,
+        "top_level": [e["name"] for e in entries if e["member_of"] is None],
+        "kv": kv,
+    }
+
+
+def _tree(node, parent, idx, depth, total, lim):
+    """The composite validator (composite.md § Validation order) over an item tree."""
+    d, w = node["d"], node["where"]
+    if parent is None:
+        if d["role"] is not None:
+            fail("CONSTRAINT", f"{w}: role section on a top-level item")
+    else:
+        _member_rules(parent, idx, d, w)
+    if d["layout"]["tag"] != COMPOSITE:
+        return
+    _head_rules(d, depth + 1, total, lim, w)
+    if len(node["members"]) != d["layout"]["member_count"]:
+        fail("CONSTRAINT", f"{w}: member count")
+    for i, m in enumerate(node["members"]):
+        _tree(m, d, i, depth + 1, total, lim)
+    if d["layout"]["rule"] == "partition":
+        _grid(d, [m["d"] for m in node["members"]], w)
