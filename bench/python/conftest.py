@@ -27,3 +27,11 @@ def pytest_terminal_summary(terminalreporter, config):
                     f"{group}: {s.name} / {a.name}: min {low:6.2f}x  mean {mean:6.2f}x"
                     f"   ({s.stats.min * 1e9:,.0f} ns vs {a.stats.min * 1e9:,.0f} ns min)"
                 )
+    # Benchmarks that move data (extra_info throughput=True, nbytes): GiB/s at the min time.
+    moving = [b for b in benches if b.extra_info.get("throughput") and b.extra_info.get("nbytes")]
+    if moving:
+        tr.section("throughput (GiB/s = nbytes / min time)")
+        for b in sorted(moving, key=lambda b: (str(b.group), b.extra_info.get("role") != "subject")):
+            gibs = b.extra_info["nbytes"] / b.stats.min / (1 << 30)
+            tr.write_line(f"{b.group}: {b.name}: {gibs:8.2f} GiB/s"
+                          f"   ({b.extra_info['role']}, {b.stats.min * 1e3:,.3f} ms min)")

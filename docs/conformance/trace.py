@@ -25,7 +25,6 @@ OUT = os.path.join(ROOT, "docs", "conformance", "requirements.md")
 # Spec areas whose implementation belongs to issues not yet done: listed, not enforced.
 LATER = {
     "ABI": "native protocol",
-    "DLPACK": "DLPack interop",
 }
 
 HR_RE = re.compile(r"HR-([A-Z]+)-(\d+)")

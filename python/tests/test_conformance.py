@@ -37,8 +37,7 @@ _VECTORS = list(_MANIFEST["vectors"]) if _MANIFEST else []
 
 
 # The kinds this file runs through the binding. The container kinds ("kv", "file",
-# "stream") go through the C harness today; they join here with the binding's
-# save/load/load_kv and StreamReader (the files, streams and composites issue).
+# "stream") run through save/load/load_kv and StreamReader in test_conformance_containers.py.
 BINDING_KINDS = {"descriptor", "quantization"}
 CONTAINER_KINDS = {"kv", "file", "stream"}
 

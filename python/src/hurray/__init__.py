@@ -21,6 +21,7 @@ from ._hurray import (
     BufferError,
     BufferHandle,
     ColMajorLayout,
+    Composite,
     CompositeLayout,
     CooLayout,
     CscLayout,
@@ -44,6 +45,8 @@ from ._hurray import (
     Shard,
     Statistics,
     StreamError,
+    StreamReader,
+    StreamWriter,
     StridedLayout,
     Tensor,
     TiledLayout,
@@ -54,10 +57,15 @@ from ._hurray import (
     decode_quantization,
     dtype,
     empty,
+    from_dlpack,
     from_numpy,
+    from_torch,
     full,
     layout_tag_kind,
+    load,
+    load_kv,
     ones,
+    save,
     zeros,
 )
 
@@ -165,9 +173,19 @@ __all__ = [
     "ones",
     "empty",
     "full",
+    # composites, files and streams
+    "Composite",
+    "save",
+    "load",
+    "load_kv",
+    "StreamReader",
+    "StreamWriter",
     # NumPy (imported on first use, never by `import hurray`)
     "from_numpy",
     "aligned_allocator",
+    # DLPack and PyTorch (torch imported on first use, never by `import hurray`)
+    "from_dlpack",
+    "from_torch",
     *_DTYPE_NAMES,
 ]
 

@@ -1,10 +1,11 @@
 """Type stubs for hurray._hurray, the C extension (over libhurray)."""
 import builtins
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Final, Literal, final
+from typing import Final, Literal, Protocol, final
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, CapsuleType
 
 __version__: Final[str]
 FORMAT_VERSION: Final[tuple[int, int]]
@@ -522,6 +523,17 @@ class Tensor:
     def __array_interface__(self) -> dict[str, object]: ...
     def __array__(self, dtype: object = None, copy: bool | None = None) -> object: ...
     def to_ml_dtypes(self) -> object: ...
+    # DLPack (docs/spec/dlpack.md) and PyTorch (imported on first use):
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> CapsuleType: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def to_torch(self) -> object: ...  # torch.Tensor
 
 # dtype None is hurray.float32
 def zeros(
@@ -541,7 +553,18 @@ def full(
     layout: Layout | None = None,
 ) -> Tensor: ...
 def from_numpy(array: object, *, copy: bool | None = None) -> Tensor: ...
+def from_dlpack(x: object, /, *, copy: bool | None = None) -> Tensor: ...
+def from_torch(tensor: object, /, *, copy: bool | None = None) -> Tensor: ...
 def _tensor_with_sync_mode(tensor: Tensor, index: int, mode: int, /) -> Tensor: ...
+
+@final
+class DLPackOwner:
+    """Holds an imported capsule's managed tensor; calls its deleter once. Not constructible."""
+
+    @property
+    def version(self) -> tuple[int, int] | None: ...
+    @property
+    def flags(self) -> int: ...
 
 @final
 class AlignedBuffer:
@@ -560,3 +583,139 @@ class ByteView:
     @property
     def owner(self) -> Tensor: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
+
+# ---- composites, files and streams (pycomposite.c, io.c, pystream.c) ------------------------
+
+@final
+class Composite:
+    """A composite tensor: a head (shape and dtype stated, never derived) and its members.
+    Compares by value (members as they present to the composite, buffer alignment exempt);
+    unhashable. No buffers: no values, buffer, buffer_count, __array__, __dlpack__,
+    __hurray__."""
+
+    def __new__(
+        cls,
+        composition_rule: Literal["partition", "overlay", "group"],
+        shape: Sequence[int | None],
+        dtype: Dtype,
+        members: Sequence[Tensor | Composite],
+        combine_op: Literal["replace", "add", "max", "min"] | None = None,
+        *,
+        shard: Shard | None = None,
+        statistics: Statistics | None = None,
+        device: Device | str | int | None = None,
+    ) -> Composite: ...
+    @property
+    def composition_rule(self) -> Literal["partition", "overlay", "group"]: ...
+    @property
+    def combine_op(self) -> Literal["replace", "add", "max", "min"] | None: ...
+    @property
+    def shape(self) -> tuple[int | None, ...]: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def dtype(self) -> Dtype: ...
+    @property
+    def members(self) -> tuple[Tensor | Composite, ...]: ...
+    @property
+    def member_count(self) -> int: ...
+    @property
+    def member_roles(self) -> tuple[Literal["base", "correction"] | None, ...]: ...
+    @property
+    def descriptor(self) -> Descriptor: ...
+    @property
+    def layout(self) -> CompositeLayout: ...
+    @property
+    def device(self) -> Device: ...
+    @property
+    def shard(self) -> Shard | None: ...
+    @property
+    def statistics(self) -> Statistics | None: ...
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
+
+_KvValue = bool | int | float | str | bytes | list["_KvValue"]
+_Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+
+def save(
+    path: _Path,
+    tensors: Mapping[str, Tensor | Composite],
+    kv: Mapping[str, _KvValue] | None = None,
+) -> None: ...
+def load(
+    path: _Path,
+    /,
+    *names: str,
+    mmap: bool = False,
+    max_descriptor_bytes: int | None = None,
+    max_buffer_bytes: int | None = None,
+    max_rank: int | None = None,
+    max_composite_depth: int | None = None,
+    max_composite_members: int | None = None,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_file_tensors: int | None = None,
+) -> dict[str, Tensor | Composite]: ...
+def load_kv(
+    path: _Path,
+    *,
+    max_descriptor_bytes: int | None = None,
+    max_buffer_bytes: int | None = None,
+    max_rank: int | None = None,
+    max_composite_depth: int | None = None,
+    max_composite_members: int | None = None,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_file_tensors: int | None = None,
+) -> dict[str, _KvValue]: ...
+
+class _HasFileno(Protocol):
+    def fileno(self) -> int: ...
+
+@final
+class StreamReader:
+    """Iterates a stream's items (Tensor, or a whole Composite). Context manager."""
+
+    def __new__(
+        cls,
+        source: int | _HasFileno | Buffer,
+        *,
+        max_descriptor_bytes: int | None = None,
+        max_buffer_bytes: int | None = None,
+        max_composite_depth: int | None = None,
+        max_composite_members: int | None = None,
+        max_rank: int | None = None,
+        cross_machine: bool = False,
+    ) -> StreamReader: ...
+    def __iter__(self) -> StreamReader: ...
+    def __next__(self) -> Tensor | Composite: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> StreamReader: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def offset(self) -> int | None: ...
+
+@final
+class StreamWriter:
+    """Writes a stream item by item. Context manager (finish on exit)."""
+
+    def __new__(
+        cls, destination: int | _HasFileno | None = None, *, cross_machine: bool = False
+    ) -> StreamWriter: ...
+    def write(self, item: Tensor | Composite) -> None: ...
+    def finish(self) -> None: ...
+    def getvalue(self) -> bytes: ...
+    def __enter__(self) -> StreamWriter: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def offset(self) -> int: ...
+
+@final
+class ItemMemory:
+    """The memory of items read from a stream or file, held by the tensors over it."""

@@ -18,7 +18,8 @@
  *   - ARGUMENT is the built-in ValueError, NOMEM MemoryError, INTERNAL
  *     InternalError (the C library's invariant failed: a bug).
  *   - In the file and stream contexts every malformed/invalid/limit code is
- *     FileError / StreamError (a corrupt container or frame), IO too. */
+ *     FileError / StreamError (a corrupt container or frame), IO too; ARGUMENT in the
+ *     stream context is StreamError (write after finish, getvalue with a destination). */
 #include "state.h"
 
 #include <stdarg.h>
@@ -58,7 +59,9 @@ static const uint8_t error_table[HURRAY_STATUS_COUNT][HRPY_CTX_COUNT] = {
     [HURRAY_E_INDEX] = MALFORMED,
     [HURRAY_E_DUPLICATE] = MALFORMED,
     [HURRAY_E_UNSUPPORTED] = {X_UNSUPPORTED, X_UNSUPPORTED, X_UNSUPPORTED},
-    [HURRAY_E_ARGUMENT] = {X_VALUE, X_VALUE, X_VALUE},
+    /* stream: the API errors a stream reports are a finished writer written to and
+     * getvalue() on one with a destination, both StreamError (seed § Streaming) */
+    [HURRAY_E_ARGUMENT] = {X_VALUE, X_VALUE, X_STREAM},
     [HURRAY_E_NOMEM] = {X_MEMORY, X_MEMORY, X_MEMORY},
     [HURRAY_E_IO] = {X_OS, X_FILE, X_STREAM},
     [HURRAY_E_INTERNAL] = {X_INTERNAL, X_INTERNAL, X_INTERNAL},

@@ -136,6 +136,10 @@ static int hrpy_exec(PyObject *module) {
     if (hrpy_descriptor_init(module, st) < 0) return -1;
     if (hrpy_owned_init(module, st) < 0) return -1;
     if (hrpy_tensor_init(module, st) < 0) return -1;
+    if (hrpy_composite_init(module, st) < 0) return -1;
+    if (hrpy_io_init(module, st) < 0) return -1;
+    if (hrpy_stream_init(module, st) < 0) return -1;
+    if (hrpy_dlpack_init(module, st) < 0) return -1;
     if (add_constants(module) < 0) return -1;
     return 0;
 }
@@ -160,6 +164,12 @@ static int hrpy_exec(PyObject *module) {
     X((st)->Tensor_Type);                                                                      \
     X((st)->AlignedBuffer_Type);                                                               \
     X((st)->ByteView_Type);                                                                    \
+    X((st)->Composite_Type);                                                                   \
+    X((st)->ItemMemory_Type);                                                                  \
+    X((st)->StreamReader_Type);                                                                \
+    X((st)->StreamWriter_Type);                                                                \
+    X((st)->DLPackOwner_Type);                                                                 \
+    for (int i_ = 0; i_ < HRPY_DLPACK_OBJ_COUNT; i_++) X((st)->dlpack_obj[i_]);                \
     X((st)->cpu_device);                                                                       \
     X((st)->str_numpy_module);                                                                 \
     X((st)->str_numpy);                                                                        \

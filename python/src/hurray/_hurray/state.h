@@ -84,6 +84,18 @@ typedef struct {
     PyObject *str_bridge[3];    /* hurray._numpy's from_numpy, _tensor_to_array, _to_ml_dtypes */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
+
+    /* composites, items, files and streams (pycomposite.c, io.c, pystream.c) */
+    PyTypeObject *Composite_Type;
+    PyTypeObject *ItemMemory_Type;
+    PyTypeObject *StreamReader_Type;
+    PyTypeObject *StreamWriter_Type;
+
+    /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
+     * interned names, kwnames tuples and the (1, 1) max_version */
+    PyTypeObject *DLPackOwner_Type;
+#define HRPY_DLPACK_OBJ_COUNT 10
+    PyObject *dlpack_obj[HRPY_DLPACK_OBJ_COUNT];
 } hrpy_state;
 
 extern PyModuleDef hrpy_module_def;
@@ -274,5 +286,122 @@ static inline hrpy_hex hrpy_hex_byte(unsigned v) {
     return h;
 }
 #define HRPY_HEX(v) (hrpy_hex_byte((unsigned)(v)).s)
+
+/* ---- tensor.c: tensors read from streams and files, and the C view writers take ---- */
+/* A Tensor over `n` parts with a deep copy of the decoded descriptor `d`, its member-role
+ * section dropped (a tensor has no role; its composite holds it). Alignment and sync modes
+ * are kept as declared; the bytes are host memory whatever the device tag says. */
+PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d,
+                             const struct hrpy_part *parts, Py_ssize_t n);
+/* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not
+ * one. *host: whether its bytes are CPU-addressable (device cpu, or read from a stream or
+ * file). */
+const struct hurray_descriptor *hrpy_tensor_c(hrpy_state *st, PyObject *obj, int *host);
+/* Address of buffer `i` of a Tensor (NULL for an empty one). */
+uint8_t *hrpy_tensor_data(PyObject *tensor, unsigned i);
+
+/* ---- pycomposite.c: hurray.Composite and the bridge between objects and C items ---- */
+int hrpy_composite_init(PyObject *module, hrpy_state *st);
+/* A Tensor or Composite for a C item tree, whose buffers live in `owner` (which keeps
+ * them valid). Roles move from member descriptors to the composite. */
+PyObject *hrpy_item_to_object(hrpy_state *st, const struct hurray_item *item, PyObject *owner,
+                              int readonly);
+/* An ItemMemory owning `item` (freed with hurray_item_free when the last object over its
+ * buffers is gone); frees `item` on failure. */
+PyObject *hrpy_item_memory_new(hrpy_state *st, struct hurray_item *item);
+enum hrpy_item_mode {
+    HRPY_ITEM_VALIDATE = 0, /* descriptors only (the composite validator) */
+    HRPY_ITEM_STREAM = 1,   /* bytes are read: host-addressable tensors only */
+    HRPY_ITEM_FILE = 2      /* and presented as host tensors (cpu, standard) */
+};
+/* A C item tree for a Tensor or Composite, borrowing its buffers, with every member's
+ * descriptor as it presents to its parent (its role). `who` prefixes errors. */
+int hrpy_item_build(hrpy_state *st, PyObject *obj, int mode, const char *who,
+                    struct hurray_item **out);
+void hrpy_item_release(struct hurray_item *item);
+/* The allocator readers are given: PyMem_Raw* (tracemalloc sees it; no GIL needed). */
+extern const struct hurray_allocator hrpy_raw_allocator;
+
+/* ---- pykv.c: KV maps <-> dicts ---------------------------------------------------- */
+struct hrpy_kv_build {
+    struct hurray_kv_entry *entries;
+    size_t count;
+    void **blocks; /* every array allocated for the map */
+    size_t nblocks, cap;
+    PyObject *keep; /* list: every object whose bytes the entries point into */
+};
+/* Converts a mapping of str -> bool/int/float/str/bytes/list (TypeError, OverflowError
+ * for an int outside int64). Release with hrpy_kv_build_release, also on failure. */
+int hrpy_kv_from_mapping(hrpy_state *st, PyObject *mapping, struct hrpy_kv_build *b);
+void hrpy_kv_build_release(struct hrpy_kv_build *b);
+PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
+
+/* ---- io.c: save, load, load_kv ------------------------------------------------------ */
+int hrpy_io_init(PyObject *module, hrpy_state *st);
+/* Reader limits from keyword values: names[i] is a field of struct hurray_limits
+ * ("max_buffer_bytes", ...), vals[i] NULL or None for the default. Clamped. */
+int hrpy_limits_from_args(PyObject *const *vals, const char *const *names, Py_ssize_t n,
+                          struct hurray_limits *out);
+
+/* ---- pystream.c: StreamReader, StreamWriter ---------------------------------------- */
+int hrpy_stream_init(PyObject *module, hrpy_state *st);
+
+/* The exception being raised, normalised (a new reference; NULL if none), and cleared;
+ * and the way back (steals). PyErr_Fetch is deprecated from 3.12. */
+static inline PyObject *hrpy_take_exception(void) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) (void)PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+static inline void hrpy_restore_exception(PyObject *exc) {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    if (exc == NULL) return;
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+#endif
+}
+/* Sets .errno on the exception being raised (file and stream errors with a system cause). */
+static inline void hrpy_set_errno(int e) {
+    PyObject *exc = hrpy_take_exception();
+    PyObject *num = PyLong_FromLong(e);
+    if (exc == NULL || num == NULL || PyObject_SetAttrString(exc, "errno", num) < 0) PyErr_Clear();
+    Py_XDECREF(num);
+    hrpy_restore_exception(exc);
+}
+
+/* ---- dlpack.c: DLPack producer and consumer, the PyTorch bridge ---------------------- */
+int hrpy_dlpack_init(PyObject *module, hrpy_state *st);
+/* Tensor methods (METH_METHOD | METH_FASTCALL | METH_KEYWORDS), listed in tensor.c's
+ * method table through HRPY_DLPACK_TENSOR_METHODS. */
+PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames);
+extern const char hrpy_doc_dlpack[], hrpy_doc_dlpack_device[], hrpy_doc_to_torch[];
+#define HRPY_DLPACK_TENSOR_METHODS                                                             \
+    {"__dlpack__", (PyCFunction)(void (*)(void))hrpy_tensor_dlpack,                            \
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_dlpack},                            \
+        {"__dlpack_device__", (PyCFunction)(void (*)(void))hrpy_tensor_dlpack_device,          \
+         METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_dlpack_device},                 \
+        {"to_torch", (PyCFunction)(void (*)(void))hrpy_tensor_to_torch,                        \
+         METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_to_torch},
+/* tensor.c, for dlpack.c: 1 if obj is a Tensor of this module, with its descriptor and
+ * Device (both borrowed, alive with the tensor); 0 otherwise (no exception). */
+int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,
+                     PyObject **device);
+/* Buffer `i` of a Tensor as a part: address, declared size, owner (borrowed; NULL for a
+ * buffer-protocol export, which the tensor holds itself), read-only flag, alignment. */
+int hrpy_tensor_part(hrpy_state *st, PyObject *obj, Py_ssize_t i, struct hrpy_part *out);
 
 #endif

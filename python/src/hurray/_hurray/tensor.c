@@ -52,6 +52,7 @@ typedef struct {
     PyObject *device;
     PyObject *layout_keep; /* Layout whose opaque bytes d->layout.opaque points into */
     PyObject *weakreflist;
+    uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
     struct hrpy_tbuf bufs[];
 } TensorObject;
 
@@ -228,6 +229,57 @@ PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
     if (self == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) slot_set(&self->bufs[i], &parts[i]);
     return tensor_seal(st, self, s);
+}
+
+/* ---- items: tensors from streams and files, and the view writers take -------------------- */
+
+PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d,
+                             const struct hrpy_part *parts, Py_ssize_t n) {
+    struct hurray_limits lim;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    if (n != d->buffer_count)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_BUFFER_COUNT, "buffer_count",
+                              "buffer_count: the descriptor declares %d buffers, %zd were given",
+                              (int)d->buffer_count, n);
+    TensorObject *t = tensor_alloc(st, n);
+    if (t == NULL) return NULL;
+    int status = hurray_descriptor_copy(t->d, d, NULL, &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    t->d->has_role = 0; /* a tensor has no role; its composite holds it */
+    t->d->role = 0;
+    t->host = 1;
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+        t->device = Py_NewRef(st->cpu_device);
+    else
+        t->device = hrpy_device_new(st, d->device, d->memory_class, 0);
+    if (t->device == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) slot_set(&t->bufs[i], &parts[i]);
+    status = hurray_descriptor_validate(t->d, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    return (PyObject *)t;
+}
+
+const struct hurray_descriptor *hrpy_tensor_c(hrpy_state *st, PyObject *obj, int *host) {
+    if (!PyObject_TypeCheck(obj, st->Tensor_Type)) return NULL;
+    const struct hurray_descriptor *d = TENSOR(obj)->d;
+    if (host != NULL) *host = d->device == HURRAY_DEVICE_CPU || TENSOR(obj)->host;
+    return d;
+}
+
+uint8_t *hrpy_tensor_data(PyObject *tensor, unsigned i) {
+    TensorObject *t = TENSOR(tensor);
+    return (Py_ssize_t)i < Py_SIZE(tensor) && t->bufs[i].size > 0 ? (uint8_t *)t->bufs[i].ptr
+                                                                 : NULL;
 }
 
 /* ---- argument conversions shared with the factories ------------------------------------- */
@@ -1186,6 +1238,7 @@ static PyMethodDef tensor_methods[] = {
                "The elements as an ml_dtypes array (bfloat16, float8, int4, ...):\n"
                "a zero-copy view for byte-sized types; a copy for packed sub-byte types,\n"
                "unpacked one element per byte as ml_dtypes stores them.")},
+    HRPY_DLPACK_TENSOR_METHODS /* __dlpack__, __dlpack_device__, to_torch (dlpack.c) */
     {NULL, NULL, 0, NULL},
 };
 
@@ -1225,6 +1278,27 @@ static PyType_Spec tensor_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = tensor_slots,
 };
+
+/* ---- for dlpack.c (state.h) ------------------------------------------------------------------ */
+
+int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,
+                     PyObject **device) {
+    if (!PyObject_TypeCheck(obj, st->Tensor_Type)) return 0;
+    *d = TENSOR(obj)->d;
+    *device = TENSOR(obj)->device;
+    return 1;
+}
+
+int hrpy_tensor_part(hrpy_state *st, PyObject *obj, Py_ssize_t i, struct hrpy_part *out) {
+    if (!PyObject_TypeCheck(obj, st->Tensor_Type) || i < 0 || i >= Py_SIZE(obj)) {
+        PyErr_Format(PyExc_IndexError, "no buffer %zd", i);
+        return -1;
+    }
+    const struct hrpy_tbuf *b = &TENSOR(obj)->bufs[i];
+    *out = (struct hrpy_part){b->ptr, TENSOR(obj)->d->buffers[i].size, b->owner, b->readonly,
+                              b->align_log2};
+    return 0;
+}
 
 /* ---- the C API for hurray._numpy (capi.h) --------------------------------------------------- */
 

@@ -1,0 +1,1223 @@
+/* DLPack: Tensor.__dlpack__ / __dlpack_device__ (producer), hurray.from_dlpack
+ * (consumer), and the PyTorch bridge built on them, hurray.from_torch and
+ * Tensor.to_torch. Seed § DLPack Interoperability, § Stream parameter
+ * semantics, § Device ID, § Device and Memory Class Mapping, § Buffer Lifetime
+ * and Ownership, § copy on ingest, § PyTorch Interoperability, § sync_mode;
+ * docs/spec/dlpack.md, devices.md. The structures are dlpack_abi.h's.
+ *
+ * Producer. __dlpack__(*, stream=None, max_version=None, dl_device=None,
+ * copy=None) follows DLPack's negotiation rule (docs/spec/dlpack.md
+ * HR-DLPACK-1): a max_version with major >= 1 gets a `dltensor_versioned`
+ * capsule stamped 1.0 or 1.1 (the consumer's minor, capped at ours; a newer
+ * major gets 1.1), anything else the legacy `dltensor` capsule. The capsule
+ * points at the tensor's own bytes: data = first element, byte_offset 0,
+ * element strides always given for ndim > 0 (NULL shape/strides for 0-d), and
+ * its manager_ctx is a strong reference to the tensor, released by the
+ * deleter -- so the tensor (and every buffer it holds) lives until the
+ * consumer is done. copy=True copies into an owned aligned buffer instead
+ * (IS_COPIED) and the reference is to that buffer. The deleter runs on any
+ * thread, with or without the GIL, also after the interpreter has finalised
+ * (then it frees the C struct and leaks the reference: there is no
+ * interpreter left to release it in). The capsule's destructor calls the
+ * deleter only while the capsule still has its unused name.
+ *
+ * Refusals: the device pairs devices.md has no DLPack type for (ROCm unified,
+ * peer memory, private devices or classes) are hurray.UnsupportedError (from
+ * hurray_device_to_dlpack, the one mapping table); everything DLPack cannot
+ * say to this consumer is the built-in BufferError: a buffer that is not
+ * producer_synced, a quantized tensor, an element type with no DLPack code
+ * (sub-byte integers, private types) or whose code is newer than the
+ * consumer's max_version (float8/6/4 need 1.1), a layout that is not
+ * stride-expressible (named through hurray_layout_name), a dynamic extent,
+ * read-only data on the legacy path (it has no flag to say so: NumPy's
+ * choice), a stream a stream-less device cannot take, a dl_device other than
+ * the tensor's own (or kDLCPU for host-accessible memory), and non-CPU
+ * memory that did not arrive through DLPack (a buffer-protocol object is host
+ * memory whatever device the constructor was told).
+ *
+ * Consumer. from_dlpack(obj, *, copy=None) takes an object with __dlpack__
+ * (asked for max_version=(1, 1), then bare on TypeError) or a raw capsule of
+ * either name; checks version.major == 1 (otherwise the capsule is marked
+ * used, its deleter called, and BufferError raised); maps dtype, device
+ * (hurray_device_from_dlpack), strides (NULL or C-contiguous -> row_major,
+ * F-contiguous -> col_major, other element strides -> strided) and
+ * byte_offset; applies copy on ingest (a copy when the data is not 64-byte
+ * aligned or copy=True; ValueError when copy=False forbids a needed copy);
+ * builds the tensor over a DLPackOwner that calls the producer's deleter
+ * exactly once, when the tensor and everything derived from it are gone, and
+ * only then renames the capsule `used_...`. A failure before the rename
+ * leaves the capsule unconsumed (its own destructor cleans up). Read-only:
+ * the versioned flag; a legacy capsule, which cannot say, is writable
+ * (PyTorch's and CuPy's reading, and what lets a JAX array come back to
+ * JAX: JAX speaks only the legacy capsule, and read-only data cannot leave
+ * on that path). */
+#include "state.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlpack_abi.h"
+
+/* Interned objects in hrpy_state.dlpack_obj. */
+enum {
+    O_DLPACK,        /* "__dlpack__" */
+    O_DLPACK_DEVICE, /* "__dlpack_device__" */
+    O_KW_MAX,        /* ("max_version",) */
+    O_KW_MAX_COPY,   /* ("max_version", "copy") */
+    O_V11,           /* (1, 1) */
+    O_TORCH,         /* "torch" */
+    O_TORCH_DLPACK,  /* "torch.utils.dlpack" */
+    O_FROM_DLPACK,   /* "from_dlpack" */
+    O_IS_CUDA,       /* "is_cuda" */
+    O_COUNT
+};
+_Static_assert(O_COUNT <= HRPY_DLPACK_OBJ_COUNT, "hrpy_state.dlpack_obj is too small");
+
+/* Memory the CPU can address, by DLDeviceType: what a copy can read and what
+ * dl_device=(kDLCPU, 0) may be served from in place. */
+static int host_accessible(int32_t dl_type) {
+    return dl_type == HURRAY_DL_CPU || dl_type == HURRAY_DL_CUDA_HOST ||
+           dl_type == HURRAY_DL_ROCM_HOST || dl_type == HURRAY_DL_CUDA_MANAGED;
+}
+
+/* Larger copies run with the GIL released. */
+#define NOGIL_BYTES ((uint64_t)1 << 16)
+
+static void copy_bytes(void *dst, const void *src, uint64_t n) {
+    if (n == 0) return;
+    if (n < NOGIL_BYTES) {
+        memcpy(dst, src, (size_t)n);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(dst, src, (size_t)n);
+    Py_END_ALLOW_THREADS
+}
+
+/* copy=None / True / False -> -1 / 1 / 0. */
+static int copy_arg(PyObject *obj, int *mode) {
+    if (obj == NULL || obj == Py_None) {
+        *mode = -1;
+        return 0;
+    }
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "copy must be None, True or False, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *mode = obj == Py_True;
+    return 0;
+}
+
+/* A pair of Python integers (max_version, dl_device). */
+static int int_pair(PyObject *obj, const char *who, const char *what, int64_t *a, int64_t *b) {
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a tuple of two integers, not %.100R", who,
+                     what, obj);
+        return -1;
+    }
+    if (hrpy_as_i64(PyTuple_GET_ITEM(obj, 0), what, a) < 0) return -1;
+    return hrpy_as_i64(PyTuple_GET_ITEM(obj, 1), what, b);
+}
+
+/* ==== the deleter and the capsule ========================================================= */
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define HRPY_FINALIZING() Py_IsFinalizing()
+#else
+#define HRPY_FINALIZING() _Py_IsFinalizing()
+#endif
+
+/* Drops the reference a capsule's manager_ctx holds. Any thread, GIL or not:
+ * the GIL is taken around the decref. After finalisation there is no
+ * interpreter to release it in, and while the interpreter finalises a thread
+ * that takes the GIL may be stopped for good: the reference is leaked then
+ * (the process is ending; NumPy's deleter makes the same choice). */
+static void release_ctx(void *ctx) {
+    if (ctx == NULL || !Py_IsInitialized()) return;
+    if (HRPY_FINALIZING() && !PyGILState_Check()) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)ctx);
+    PyGILState_Release(g);
+}
+
+/* The structs are malloc'd, not PyMem: free must work without the GIL and
+ * after finalisation. */
+static void deleter_versioned(hrdl_managed_versioned *self) {
+    if (self == NULL) return;
+    void *ctx = self->manager_ctx;
+    free(self);
+    release_ctx(ctx);
+}
+
+static void deleter_legacy(hrdl_managed *self) {
+    if (self == NULL) return;
+    void *ctx = self->manager_ctx;
+    free(self);
+    release_ctx(ctx);
+}
+
+/* Called when the capsule is collected: the deleter runs only while the
+ * capsule still has its unused name (a consumer that renamed it owns the
+ * struct now). A pending exception is kept. */
+static void capsule_destructor(PyObject *capsule) {
+    int versioned = PyCapsule_IsValid(capsule, HRDL_CAPSULE_VERSIONED);
+    if (!versioned && !PyCapsule_IsValid(capsule, HRDL_CAPSULE_LEGACY)) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+#endif
+    void *p = PyCapsule_GetPointer(capsule, versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY);
+    if (p == NULL) {
+        PyErr_WriteUnraisable(capsule);
+    } else if (versioned) {
+        hrdl_managed_versioned *m = p;
+        if (m->deleter != NULL) m->deleter(m);
+    } else {
+        hrdl_managed *m = p;
+        if (m->deleter != NULL) m->deleter(m);
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_Restore(type, value, tb);
+#endif
+}
+
+/* ==== producer ============================================================================== */
+
+struct export_req {
+    int versioned;    /* 1: DLManagedTensorVersioned */
+    uint32_t minor;   /* version.minor stamped on a versioned capsule */
+    int copy;         /* -1 None, 0 False, 1 True */
+    int32_t dl_type;  /* the device type the capsule declares */
+    int32_t dl_id;
+};
+
+/* max_version: None -> legacy; (major, minor) with major >= 1 -> versioned. */
+static int parse_max_version(PyObject *obj, struct export_req *req) {
+    req->versioned = 0;
+    req->minor = 0;
+    if (obj == NULL || obj == Py_None) return 0;
+    int64_t major, minor;
+    if (int_pair(obj, "__dlpack__", "max_version", &major, &minor) < 0) return -1;
+    if (minor < 0) {
+        PyErr_Format(PyExc_ValueError, "__dlpack__: max_version (%lld, %lld) has a negative minor",
+                     (long long)major, (long long)minor);
+        return -1;
+    }
+    if (major < 1) return 0; /* a 0.x consumer: the legacy struct (DLPack's rule) */
+    req->versioned = 1;
+    req->minor = major > (int64_t)HRDL_MAJOR || minor > (int64_t)HRDL_MINOR ? HRDL_MINOR
+                                                                            : (uint32_t)minor;
+    return 0;
+}
+
+/* What this consumer was promised, for messages. */
+static void describe_request(const struct export_req *req, char *buf, size_t n) {
+    if (!req->versioned)
+        PyOS_snprintf(buf, n, "the legacy capsule (no max_version, DLPack 0.8)");
+    else
+        PyOS_snprintf(buf, n, "DLPack 1.%u", (unsigned)req->minor);
+}
+
+/* dl_device: None or the tensor's own (type, id); (kDLCPU, 0) for memory the
+ * CPU can address (served in place, the capsule then says kDLCPU). */
+static int resolve_dl_device(PyObject *obj, int32_t own_type, int32_t own_id,
+                             struct export_req *req) {
+    req->dl_type = own_type;
+    req->dl_id = own_id;
+    if (obj == NULL || obj == Py_None) return 0;
+    int64_t type, id;
+    if (int_pair(obj, "__dlpack__", "dl_device", &type, &id) < 0) return -1;
+    if (type == own_type && id == own_id) return 0;
+    if (type == HURRAY_DL_CPU && id == 0 && host_accessible(own_type)) {
+        req->dl_type = HURRAY_DL_CPU;
+        req->dl_id = 0;
+        return 0;
+    }
+    PyErr_Format(PyExc_BufferError,
+                 "__dlpack__: dl_device=(%lld, %lld) asks for another device; the tensor is on "
+                 "(%ld, %ld) and the binding moves no data between devices",
+                 (long long)type, (long long)id, (long)own_type, (long)own_id);
+    return -1;
+}
+
+/* docs/spec/dlpack.md § Stream parameter semantics, for producer_synced data
+ * (nothing to wait for): CUDA takes None, -1, 1, 2 or a stream pointer (0 is
+ * ambiguous and refused); ROCm None, -1, 0 or a pointer (1 and 2 mean nothing
+ * there); every other device None (-1, "no synchronisation", tolerated). */
+static int check_stream(int32_t dl_type, PyObject *stream) {
+    if (stream == NULL || stream == Py_None) return 0;
+    if (PyBool_Check(stream) || !PyLong_Check(stream)) {
+        PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be an int or None, not %.100s",
+                     Py_TYPE(stream)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(stream, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow > 0) v = LLONG_MAX; /* a pointer-sized value past 2^63: still a pointer */
+    if (overflow < 0 || v < -1) {
+        PyErr_Format(PyExc_ValueError, "__dlpack__: stream=%R is not a stream (negative)", stream);
+        return -1;
+    }
+    if (dl_type == HURRAY_DL_CUDA) {
+        if (v == 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "__dlpack__: stream=0 is disallowed on CUDA (ambiguous); pass 1 for "
+                            "the legacy default stream, 2 for the per-thread default stream");
+            return -1;
+        }
+        return 0;
+    }
+    if (dl_type == HURRAY_DL_ROCM) {
+        if (v == 1 || v == 2) {
+            PyErr_Format(PyExc_ValueError,
+                         "__dlpack__: stream=%lld is not a ROCm stream (0 is the default stream)",
+                         v);
+            return -1;
+        }
+        return 0;
+    }
+    if (v == -1) return 0;
+    PyErr_Format(PyExc_BufferError,
+                 "__dlpack__: stream=%lld for a tensor on DLPack device type %ld, which has no "
+                 "streams; pass stream=None",
+                 v, (long)dl_type);
+    return -1;
+}
+
+/* 1 when buffer 0 is device memory that reached the binding through DLPack
+ * (a DLPackOwner, directly or through the tensors built over it). */
+static int dlpack_origin(hrpy_state *st, PyObject *tensor) {
+    for (int depth = 0; depth < 64 && tensor != NULL; depth++) {
+        struct hrpy_part p;
+        if (hrpy_tensor_part(st, tensor, 0, &p) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (p.owner == NULL) return 0;
+        if (Py_IS_TYPE(p.owner, st->DLPackOwner_Type)) return 1;
+        tensor = PyObject_TypeCheck(p.owner, st->Tensor_Type) ? p.owner : NULL;
+    }
+    return 0;
+}
+
+/* What DLPack can say about this tensor to this consumer: BufferError for the
+ * rest (seed § DLPack Interoperability; docs/spec/dlpack.md § Element types). */
+static int check_exportable(const struct hurray_descriptor *d, const struct export_req *req,
+                            const struct hurray_dtype_info **info_out) {
+    char asked[64];
+    describe_request(req, asked, sizeof asked);
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
+        const char *mode = hurray_sync_mode_name(d->buffers[i].sync_mode);
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: buffer %u has sync_mode '%s'; the binding holds no event or "
+                     "stream to make the consumer wait on, so it exports only producer_synced "
+                     "buffers",
+                     i, mode ? mode : "?");
+        return -1;
+    }
+    if (d->has_quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: the tensor is quantized (%s); DLPack has no quantized element "
+                     "type (use buffer(i) or the native protocol)",
+                     scheme ? scheme : "?");
+        return -1;
+    }
+    const struct hurray_dtype_info *info = hurray_dtype_info(d->dtype);
+    if (info == NULL) {
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: the element type is the private extension type %s; DLPack has "
+                     "no type code for it",
+                     HRPY_HEX(d->dtype));
+        return -1;
+    }
+    if (info->dlpack_code == HURRAY_DLPACK_NONE) {
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: %s is a Tier %d element type with no DLPack type code", info->name,
+                     (int)info->tier);
+        return -1;
+    }
+    if (info->dlpack_minor > 0 && (!req->versioned || req->minor < info->dlpack_minor)) {
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: %s has DLPack type code %d only from DLPack 1.%d; the consumer "
+                     "asked for %s (pass max_version=(1, %d))",
+                     info->name, (int)info->dlpack_code, (int)info->dlpack_minor, asked,
+                     (int)info->dlpack_minor);
+        return -1;
+    }
+    uint8_t tag = d->layout.tag;
+    int sub_byte = info->bits % 8 != 0;
+    if (!hurray_layout_is_stride_expressible(tag)) {
+        const char *name = hurray_layout_name(tag); /* the one name helper (HR-LAYOUT-4) */
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: the %s layout is not dense and stride-expressible; DLPack "
+                     "cannot describe it (use buffer(i) and the layout's parameters)",
+                     name ? name : "?");
+        return -1;
+    }
+    if (sub_byte && tag == HURRAY_LAYOUT_STRIDED) {
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: the %s layout of the packed %d-bit type %s has no DLPack "
+                     "description (row_major and col_major only)",
+                     hurray_layout_name(tag), (int)info->bits, info->name);
+        return -1;
+    }
+    for (unsigned k = 0; k < d->rank; k++) {
+        if (d->shape[k] != HURRAY_DYNAMIC_DIM) continue;
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: shape[%u] is dynamic (None); DLPack has no dynamic extent", k);
+        return -1;
+    }
+    *info_out = info;
+    return 0;
+}
+
+/* Element strides of a stride-expressible layout, and the bytes the elements
+ * span: *neg (<= 0) and *span from the first element's address. */
+static int export_geometry(const struct hurray_descriptor *d,
+                           const struct hurray_dtype_info *info, int64_t *strides,
+                           int64_t *neg, uint64_t *span) {
+    uint64_t count = 1;
+    for (unsigned k = 0; k < d->rank; k++) count = d->shape[k] == 0 ? 0 : count * d->shape[k];
+    *neg = 0;
+    if (d->layout.tag == HURRAY_LAYOUT_STRIDED) {
+        int64_t itemsize = info->bits / 8, pos = 0;
+        for (unsigned k = 0; k < d->rank; k++) {
+            strides[k] = d->layout.strides[k];
+            /* validated (the layout's elements lie in buffer 0): no overflow */
+            if (count == 0 || d->shape[k] < 2) continue;
+            int64_t e = strides[k] * itemsize * (int64_t)(d->shape[k] - 1);
+            if (e < 0) *neg += e;
+            else pos += e;
+        }
+        *span = count == 0 ? 0 : (uint64_t)(pos - *neg + itemsize);
+        return 0;
+    }
+    int col = d->layout.tag == HURRAY_LAYOUT_COL_MAJOR, overflow = 0;
+    int64_t s = 1;
+    for (unsigned j = 0; j < d->rank; j++) {
+        unsigned k = col ? j : d->rank - 1u - j;
+        strides[k] = s;
+        int64_t n = (int64_t)d->shape[k];
+        if (n > 1 && s > INT64_MAX / n) overflow = 1;
+        else if (n > 1) s *= n;
+    }
+    if (overflow && count != 0) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__: an element stride exceeds 2^63-1");
+        return -1;
+    }
+    uint64_t bytes = 0;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    if (hurray_buffer_size_bytes(d->dtype, count, &bytes, &err) != HURRAY_OK) {
+        PyErr_Format(PyExc_BufferError, "__dlpack__: %s", err.message);
+        return -1;
+    }
+    *span = bytes;
+    return 0;
+}
+
+/* Builds the capsule. `ctx` is a new reference the managed struct takes over
+ * (released by the deleter, also on failure here). */
+static PyObject *make_capsule(const struct hurray_descriptor *d,
+                              const struct hurray_dtype_info *info, const struct export_req *req,
+                              void *data, const int64_t *strides, uint64_t flags, PyObject *ctx) {
+    size_t extra = (size_t)d->rank * 2u * sizeof(int64_t);
+    hrdl_tensor *t;
+    void *mt;
+    if (req->versioned) {
+        hrdl_managed_versioned *v = malloc(sizeof *v + extra);
+        if (v == NULL) goto nomem;
+        memset(v, 0, sizeof *v);
+        v->version.major = HRDL_MAJOR;
+        v->version.minor = req->minor;
+        v->manager_ctx = ctx;
+        v->deleter = deleter_versioned;
+        v->flags = flags;
+        t = &v->dl_tensor;
+        mt = v;
+    } else {
+        hrdl_managed *l = malloc(sizeof *l + extra);
+        if (l == NULL) goto nomem;
+        memset(l, 0, sizeof *l);
+        l->manager_ctx = ctx;
+        l->deleter = deleter_legacy;
+        t = &l->dl_tensor;
+        mt = l;
+    }
+    int64_t *shape = (int64_t *)((char *)mt + (req->versioned ? sizeof(hrdl_managed_versioned)
+                                                              : sizeof(hrdl_managed)));
+    for (unsigned k = 0; k < d->rank; k++) {
+        shape[k] = (int64_t)d->shape[k];
+        shape[d->rank + k] = strides[k];
+    }
+    t->data = data;
+    t->device.device_type = req->dl_type;
+    t->device.device_id = req->dl_id;
+    t->ndim = d->rank;
+    t->dtype.code = info->dlpack_code;
+    t->dtype.bits = info->dlpack_bits;
+    t->dtype.lanes = 1;
+    t->shape = d->rank ? shape : NULL; /* 0-d: NULL, as DLPack 1.2 and NumPy 2.4 */
+    t->strides = d->rank ? shape + d->rank : NULL;
+    t->byte_offset = 0; /* data is the first element: what every partner expects */
+    PyObject *capsule = PyCapsule_New(
+        mt, req->versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY, capsule_destructor);
+    if (capsule == NULL) {
+        if (req->versioned) deleter_versioned(mt);
+        else deleter_legacy(mt);
+    }
+    return capsule;
+nomem:
+    Py_DECREF(ctx);
+    return PyErr_NoMemory();
+}
+
+static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream,
+                                PyObject *dl_device, struct export_req *req) {
+    const struct hurray_descriptor *d = NULL;
+    PyObject *device = NULL;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    if (!hrpy_tensor_peek(st, self, &d, &device)) {
+        PyErr_SetString(PyExc_TypeError, "__dlpack__: not a hurray.Tensor");
+        return NULL;
+    }
+    uint8_t tag, memory_class;
+    int32_t device_id = 0, own_type = 0;
+    (void)hrpy_device_tags(st, device, &tag, &memory_class, &device_id);
+    int status = hurray_device_to_dlpack(d->device, d->memory_class, &own_type, &err);
+    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    const struct hurray_dtype_info *info = NULL;
+    if (check_exportable(d, req, &info) < 0) return NULL;
+    if (resolve_dl_device(dl_device, own_type, device_id, req) < 0) return NULL;
+    if (check_stream(req->dl_type, stream) < 0) return NULL;
+    if (d->device != HURRAY_DEVICE_CPU && !dlpack_origin(st, self)) {
+        const char *kind = hurray_device_name(d->device);
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: the tensor declares device '%s' but its buffer is host memory "
+                     "(borrowed through the buffer protocol, allocated by the binding, or read "
+                     "from a file or stream), not memory of that device; only device memory "
+                     "received through DLPack is exported",
+                     kind ? kind : "?");
+        return NULL;
+    }
+    struct hrpy_part p0;
+    if (hrpy_tensor_part(st, self, 0, &p0) < 0) return NULL;
+    if (p0.readonly && !req->versioned && req->copy != 1) {
+        PyErr_SetString(PyExc_BufferError,
+                        "__dlpack__: the buffer is read-only and the legacy capsule (no "
+                        "max_version) has no flag to say so; ask for max_version >= (1, 0), or "
+                        "pass copy=True");
+        return NULL;
+    }
+    int64_t strides[HURRAY_MAX_RANK], neg = 0;
+    uint64_t span = 0;
+    if (export_geometry(d, info, strides, &neg, &span) < 0) return NULL;
+    char *first = p0.ptr == NULL ? NULL : (char *)p0.ptr + d->byte_offset;
+    if (req->copy != 1) {
+        uint64_t flags = p0.readonly ? HRDL_FLAG_READ_ONLY : 0;
+        return make_capsule(d, info, req, first, strides, flags, Py_NewRef(self));
+    }
+    if (!host_accessible(own_type)) {
+        const char *kind = hurray_device_name(d->device);
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__: copy=True, and the binding cannot copy memory of device '%s'",
+                     kind ? kind : "?");
+        return NULL;
+    }
+    void *data = NULL;
+    uint8_t log2 = 0;
+    PyObject *owned = hrpy_owned_new(st, span, 0, &data, &log2);
+    if (owned == NULL) return NULL;
+    if (span != 0) copy_bytes(data, first + neg, span);
+    return make_capsule(d, info, req, (char *)data - neg, strides, HRDL_FLAG_IS_COPIED, owned);
+}
+
+PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
+    PyObject *a[4];
+    hrpy_state *st = PyType_GetModuleState(cls);
+    struct export_req req;
+    memset(&req, 0, sizeof req);
+    if (hrpy_bind("__dlpack__", args, nargs, kwnames, names, 4, 0, 0, a) < 0) return NULL;
+    if (parse_max_version(a[1], &req) < 0 || copy_arg(a[3], &req.copy) < 0) return NULL;
+    return export_capsule(st, self, a[0], a[2], &req);
+}
+
+PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *kwnames) {
+    hrpy_state *st = PyType_GetModuleState(cls);
+    const struct hurray_descriptor *d = NULL;
+    PyObject *device = NULL;
+    if (hrpy_bind("__dlpack_device__", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0)
+        return NULL;
+    if (!hrpy_tensor_peek(st, self, &d, &device)) {
+        PyErr_SetString(PyExc_TypeError, "__dlpack_device__: not a hurray.Tensor");
+        return NULL;
+    }
+    uint8_t tag, memory_class;
+    int32_t device_id = 0, dl = 0;
+    (void)hrpy_device_tags(st, device, &tag, &memory_class, &device_id);
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    /* devices.md § Hurray -> DLPack: from the pair, never the raw tag (HR-DEV-5) */
+    int status = hurray_device_to_dlpack(tag, memory_class, &dl, &err);
+    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    return Py_BuildValue("(ll)", (long)dl, (long)device_id);
+}
+
+const char hrpy_doc_dlpack[] =
+    "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n"
+    "--\n\n"
+    "A DLPack capsule over this tensor's buffer, without a copy; the tensor is kept\n"
+    "alive until the consumer calls the deleter (or the unconsumed capsule is\n"
+    "collected). max_version with major >= 1: 'dltensor_versioned' (DLPack 1.0/1.1,\n"
+    "the consumer's minor capped at 1); None: the legacy 'dltensor' capsule.\n"
+    "float8/6/4 need max_version >= (1, 1). BufferError for what DLPack cannot say\n"
+    "(Tier 2 integers, quantized, non-dense layouts, buffers not producer_synced,\n"
+    "read-only data on the legacy path, a stream on a stream-less device);\n"
+    "UnsupportedError for devices DLPack has no type for. copy=True copies into a\n"
+    "new aligned buffer (IS_COPIED).";
+
+const char hrpy_doc_dlpack_device[] =
+    "__dlpack_device__() -> tuple[int, int]\n--\n\n"
+    "(DLDeviceType, device_id): the type from (device tag, memory class) through\n"
+    "devices.md's table, the runtime device_id. UnsupportedError for ROCm unified,\n"
+    "peer memory and private devices or memory classes.";
+
+/* ==== consumer ============================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    void *managed; /* hrdl_managed or hrdl_managed_versioned; NULL once released */
+    int versioned;
+} DLPackOwnerObject;
+
+#define OWNER(o) ((DLPackOwnerObject *)(o))
+
+static void owner_release(DLPackOwnerObject *o) {
+    void *m = o->managed;
+    o->managed = NULL;
+    if (m == NULL) return;
+    if (o->versioned) {
+        hrdl_managed_versioned *v = m;
+        if (v->deleter != NULL) v->deleter(v);
+    } else {
+        hrdl_managed *l = m;
+        if (l->deleter != NULL) l->deleter(l);
+    }
+}
+
+static void owner_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    owner_release(OWNER(self));
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *owner_get_version(PyObject *self, void *Py_UNUSED(c)) {
+    const DLPackOwnerObject *o = OWNER(self);
+    if (o->managed == NULL || !o->versioned) Py_RETURN_NONE;
+    const hrdl_managed_versioned *v = o->managed;
+    return Py_BuildValue("(kk)", (unsigned long)v->version.major, (unsigned long)v->version.minor);
+}
+
+static PyObject *owner_get_flags(PyObject *self, void *Py_UNUSED(c)) {
+    const DLPackOwnerObject *o = OWNER(self);
+    if (o->managed == NULL || !o->versioned) return PyLong_FromLong(0);
+    return PyLong_FromUnsignedLongLong(((const hrdl_managed_versioned *)o->managed)->flags);
+}
+
+static PyGetSetDef owner_getset[] = {
+    {"version", owner_get_version, NULL,
+     PyDoc_STR("(major, minor) of a versioned capsule's tensor; None for a legacy one."), NULL},
+    {"flags", owner_get_flags, NULL, PyDoc_STR("The versioned capsule's flags (0 for legacy)."),
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot owner_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+                    "What a tensor from hurray.from_dlpack holds: the producer's managed tensor,\n"
+                    "whose deleter it calls exactly once, when it is collected. Not constructible.")},
+    {Py_tp_getset, owner_getset},
+    {Py_tp_dealloc, owner_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec owner_spec = {
+    .name = "hurray._hurray.DLPackOwner",
+    .basicsize = sizeof(DLPackOwnerObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = owner_slots,
+};
+
+/* a * b into *out; 0 on overflow. */
+static int mul_i64(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, out);
+#else
+    if (a != 0 && (b > INT64_MAX / (a < 0 ? -a : a) || b < -(INT64_MAX / (a < 0 ? -a : a))))
+        return 0;
+    *out = a * b;
+    return 1;
+#endif
+}
+
+static int add_i64(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_add_overflow(a, b, out);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0;
+    *out = a + b;
+    return 1;
+#endif
+}
+
+/* The named type with this DLPack (code, bits); *packed_lanes > 1 for a
+ * multi-lane byte of a sub-byte type (PyTorch's float4_e2m1fn_x2 is
+ * (17, 4, 2): two packed values per element). NULL if none. */
+static const struct hurray_dtype_info *dtype_from_dl(hrdl_dtype t, unsigned *packed_lanes) {
+    *packed_lanes = 1;
+    for (size_t i = 0; i < hurray_dtype_count(); i++) {
+        const struct hurray_dtype_info *info = hurray_dtype_at(i);
+        if (info->dlpack_code == HURRAY_DLPACK_NONE || info->dlpack_code != t.code ||
+            info->dlpack_bits != t.bits)
+            continue;
+        if (t.lanes == 1) return info;
+        if (t.lanes > 1 && info->bits % 8 != 0 && (unsigned)info->bits * t.lanes == 8u) {
+            *packed_lanes = t.lanes;
+            return info;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+static PyObject *buffer_error(hrpy_state *st, const char *who, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (msg == NULL) return NULL;
+    PyErr_Format(st->BufferError, "%s: %U", who, msg);
+    Py_DECREF(msg);
+    return NULL;
+}
+
+/* A plan for one DLTensor: the hurray tensor and the bytes it covers. */
+struct import_plan {
+    const struct hurray_dtype_info *info;
+    uint8_t rank;
+    uint64_t shape[HURRAY_MAX_RANK];
+    uint8_t layout;
+    int64_t strides[HURRAY_MAX_RANK]; /* element strides (strided) */
+    char *lo;                         /* lowest byte */
+    uint64_t nbytes;                  /* bytes from lo past the last element */
+    uint64_t byte_offset;             /* first element - lo */
+    uint8_t dev_tag, dev_class;
+    int32_t dl_type, dl_id;
+};
+
+static int plan_import(hrpy_state *st, const hrdl_tensor *t, uint64_t flags, const char *who,
+                       struct import_plan *p) {
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    memset(p, 0, sizeof *p);
+    /* device (HR-DEV-7) */
+    int status = hurray_device_from_dlpack(t->device.device_type, &p->dev_tag, &p->dev_class, &err);
+    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err), -1;
+    if (t->device.device_id < 0)
+        return buffer_error(st, who, "device_id %d is negative", (int)t->device.device_id), -1;
+    p->dl_type = t->device.device_type;
+    p->dl_id = t->device.device_id;
+    /* element type */
+    unsigned lanes = 1;
+    p->info = dtype_from_dl(t->dtype, &lanes);
+    if (p->info == NULL)
+        return buffer_error(st, who,
+                            "DLPack dtype (code %d, bits %d, lanes %d) has no hurray element type",
+                            (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes),
+               -1;
+    int sub_byte = p->info->bits % 8 != 0;
+    if (sub_byte && (flags & HRDL_FLAG_SUBBYTE_PADDED))
+        return buffer_error(st, who,
+                            "%s arrives padded (one element per byte); hurray stores sub-byte "
+                            "types packed",
+                            p->info->name),
+               -1;
+    /* shape */
+    if (t->ndim < 0 || t->ndim > HURRAY_MAX_RANK)
+        return buffer_error(st, who, "ndim %d is outside 0..%d", (int)t->ndim, HURRAY_MAX_RANK),
+               -1;
+    if (t->ndim > 0 && t->shape == NULL) return buffer_error(st, who, "shape is NULL"), -1;
+    if (lanes > 1 && t->ndim == 0)
+        return buffer_error(st, who, "a 0-d tensor of %d-lane %s has no hurray shape",
+                            (int)lanes, p->info->name),
+               -1;
+    p->rank = (uint8_t)t->ndim;
+    int64_t count = 1;
+    for (int k = 0; k < t->ndim; k++) {
+        if (t->shape[k] < 0)
+            return buffer_error(st, who, "shape[%d] is negative (%lld)", k,
+                                (long long)t->shape[k]),
+                   -1;
+        if (!mul_i64(count, t->shape[k], &count))
+            return buffer_error(st, who, "the element count exceeds 2^63-1"), -1;
+        p->shape[k] = (uint64_t)t->shape[k];
+    }
+    if (t->data == NULL && count != 0) return buffer_error(st, who, "data is NULL"), -1;
+    /* layout from the strides (NULL: compact row-major, DLPack before 1.2) */
+    int c_contig = 1, f_contig = 1;
+    if (t->strides != NULL && count > 1) {
+        int64_t expect = 1;
+        for (int k = t->ndim - 1; k >= 0; k--) {
+            if (t->shape[k] != 1 && t->strides[k] != expect) c_contig = 0;
+            expect *= t->shape[k];
+        }
+        expect = 1;
+        for (int k = 0; k < t->ndim; k++) {
+            if (t->shape[k] != 1 && t->strides[k] != expect) f_contig = 0;
+            expect *= t->shape[k];
+        }
+    }
+    char *first = t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
+    if (sub_byte) {
+        if (!c_contig)
+            return buffer_error(st, who,
+                                "packed %s data must be C-contiguous (DLPack does not say how "
+                                "strides count packed elements)",
+                                p->info->name),
+                   -1;
+        if (lanes > 1) p->shape[p->rank - 1] *= lanes; /* (n, m) x2 -> (n, 2m) values */
+        uint64_t values = (uint64_t)count * lanes;
+        status = hurray_buffer_size_bytes(p->info->tag, values, &p->nbytes, &err);
+        if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err), -1;
+        p->layout = HURRAY_LAYOUT_ROW_MAJOR;
+        p->lo = first;
+        return 0;
+    }
+    int64_t itemsize = p->info->bits / 8, total = 0;
+    if (!mul_i64(count, itemsize, &total))
+        return buffer_error(st, who, "the tensor's size exceeds 2^63-1 bytes"), -1;
+    if (c_contig || f_contig) {
+        p->layout = c_contig ? HURRAY_LAYOUT_ROW_MAJOR : HURRAY_LAYOUT_COL_MAJOR;
+        p->lo = first;
+        p->nbytes = (uint64_t)total;
+        return 0;
+    }
+    /* strided: element strides; the buffer spans the lowest to the highest
+     * byte the elements touch, byte_offset locates element 0 */
+    int64_t neg = 0, pos = 0;
+    for (int k = 0; k < t->ndim; k++) {
+        p->strides[k] = t->strides[k];
+        int64_t e;
+        if (t->shape[k] < 2) continue;
+        if (!mul_i64(t->strides[k], t->shape[k] - 1, &e) || !mul_i64(e, itemsize, &e) ||
+            !add_i64(e < 0 ? neg : pos, e, e < 0 ? &neg : &pos))
+            return buffer_error(st, who, "the strides reach past 2^63-1 bytes"), -1;
+    }
+    int64_t span;
+    if (!add_i64(pos, -neg, &span) || !add_i64(span, itemsize, &span))
+        return buffer_error(st, who, "the strides reach past 2^63-1 bytes"), -1;
+    p->layout = HURRAY_LAYOUT_STRIDED;
+    p->lo = first + neg;
+    p->nbytes = (uint64_t)span;
+    p->byte_offset = (uint64_t)(-neg);
+    return 0;
+}
+
+/* Marks a capsule consumed; 0 / -1. */
+static int mark_used(PyObject *capsule, int versioned) {
+    return PyCapsule_SetName(capsule, versioned ? HRDL_CAPSULE_VERSIONED_USED
+                                                : HRDL_CAPSULE_LEGACY_USED);
+}
+
+static void call_deleter(void *mt, int versioned) {
+    if (versioned) {
+        hrdl_managed_versioned *v = mt;
+        if (v->deleter != NULL) v->deleter(v);
+    } else {
+        hrdl_managed *l = mt;
+        if (l->deleter != NULL) l->deleter(l);
+    }
+}
+
+/* One capsule into a Tensor. `producer_copied`: the producer was asked for a
+ * copy (device memory, copy=True). */
+static PyObject *ingest(hrpy_state *st, PyObject *capsule, int copy, int producer_copied,
+                        const char *who) {
+    int versioned = PyCapsule_IsValid(capsule, HRDL_CAPSULE_VERSIONED);
+    if (!versioned && !PyCapsule_IsValid(capsule, HRDL_CAPSULE_LEGACY)) {
+        const char *name = PyCapsule_GetName(capsule);
+        PyErr_Clear();
+        if (name != NULL && (strcmp(name, HRDL_CAPSULE_VERSIONED_USED) == 0 ||
+                             strcmp(name, HRDL_CAPSULE_LEGACY_USED) == 0))
+            return buffer_error(st, who, "the capsule was already consumed (named '%s')", name);
+        return buffer_error(st, who,
+                            "expected a DLPack capsule named 'dltensor_versioned' or "
+                            "'dltensor', got %s%s%s",
+                            name ? "'" : "", name ? name : "an unnamed capsule",
+                            name ? "'" : "");
+    }
+    void *mt = PyCapsule_GetPointer(capsule, versioned ? HRDL_CAPSULE_VERSIONED
+                                                       : HRDL_CAPSULE_LEGACY);
+    if (mt == NULL) return NULL;
+    const hrdl_tensor *t;
+    uint64_t flags = 0;
+    if (versioned) {
+        const hrdl_managed_versioned *v = mt;
+        if (v->version.major != HRDL_MAJOR) {
+            /* Nothing else may be read; the deleter may (and must) be called. */
+            unsigned major = v->version.major, minor = v->version.minor;
+            if (mark_used(capsule, 1) < 0) return NULL;
+            call_deleter(mt, 1);
+            return buffer_error(st, who,
+                                "the capsule is DLPack %u.%u; this binding reads major version "
+                                "%u only",
+                                major, minor, HRDL_MAJOR);
+        }
+        t = &v->dl_tensor;
+        flags = v->flags;
+    } else {
+        t = &((const hrdl_managed *)mt)->dl_tensor;
+    }
+    struct import_plan p;
+    if (plan_import(st, t, flags, who, &p) < 0) return NULL;
+    /* A legacy capsule has no flag: writable, as PyTorch and CuPy read it (NumPy reads
+     * it as read-only). Reading it as read-only would make every JAX array (JAX exports
+     * only legacy capsules) a read-only tensor that the legacy path could then not give
+     * back to JAX. */
+    int readonly = versioned && (flags & HRDL_FLAG_READ_ONLY) != 0;
+    int aligned = p.nbytes == 0 || ((uintptr_t)p.lo % HURRAY_MIN_BUFFER_ALIGNMENT) == 0;
+    int host = host_accessible(p.dl_type);
+    int fresh = (flags & HRDL_FLAG_IS_COPIED) != 0 || producer_copied;
+    int need_copy = (copy == 1 && !fresh) || (copy == -1 && !aligned);
+    if (copy == 0 && !aligned)
+        return PyErr_Format(PyExc_ValueError,
+                            "%s: the data at %p is not %d-byte aligned; sharing it needs "
+                            "MIN_BUFFER_ALIGNMENT and copy=False forbids the copy",
+                            who, (void *)p.lo, HURRAY_MIN_BUFFER_ALIGNMENT);
+    if (need_copy && !host)
+        return buffer_error(st, who,
+                            "a copy is needed (%s) and the binding cannot copy memory of DLPack "
+                            "device type %d; from_dlpack(x, copy=True) on the producing object "
+                            "asks the producer for one",
+                            aligned ? "copy=True" : "the data is not 64-byte aligned",
+                            (int)p.dl_type);
+    PyObject *device = NULL, *owner = NULL, *tensor = NULL;
+    struct hrpy_part part;
+    if (p.dev_tag == HURRAY_DEVICE_CPU && p.dev_class == HURRAY_MEM_STANDARD && p.dl_id == 0)
+        device = Py_NewRef(st->cpu_device);
+    else
+        device = hrpy_device_new(st, p.dev_tag, p.dev_class, p.dl_id);
+    if (device == NULL) goto error;
+    if (need_copy) {
+        void *data = NULL;
+        uint8_t log2 = 0;
+        owner = hrpy_owned_new(st, p.nbytes, 0, &data, &log2);
+        if (owner == NULL) goto error;
+        copy_bytes(data, p.lo, p.nbytes);
+        part = (struct hrpy_part){data, p.nbytes, owner, 0, log2};
+    } else {
+        DLPackOwnerObject *o =
+            (DLPackOwnerObject *)st->DLPackOwner_Type->tp_alloc(st->DLPackOwner_Type, 0);
+        if (o == NULL) goto error;
+        o->managed = NULL; /* armed only once the tensor is built */
+        o->versioned = versioned;
+        owner = (PyObject *)o;
+        part = (struct hrpy_part){p.lo, p.nbytes, owner, readonly, -1};
+    }
+    struct hrpy_tensor_spec s;
+    hrpy_tensor_spec_init(&s, st);
+    s.dtype = p.info->tag;
+    s.rank = p.rank;
+    memcpy(s.shape, p.shape, sizeof p.shape[0] * p.rank);
+    s.layout.tag = p.layout;
+    if (p.layout == HURRAY_LAYOUT_STRIDED) memcpy(s.layout.strides, p.strides, sizeof p.strides);
+    s.byte_offset = p.byte_offset;
+    s.device = device;
+    tensor = hrpy_tensor_build(st, &s, &part, 1);
+    if (tensor == NULL) goto error;
+    /* The owner exists and holds the struct: only now is the capsule consumed. */
+    if (mark_used(capsule, versioned) < 0) goto error;
+    if (need_copy) call_deleter(mt, versioned); /* the bytes are ours now */
+    else OWNER(owner)->managed = mt;
+    Py_DECREF(owner);
+    Py_DECREF(device);
+    return tensor;
+error:
+    Py_XDECREF(tensor);
+    Py_XDECREF(owner);
+    Py_XDECREF(device);
+    return NULL;
+}
+
+/* The consumer of the Python specification: obj.__dlpack__(max_version=(1, 1))
+ * (plus copy= for memory the binding cannot copy itself), then bare on
+ * TypeError; a raw capsule is taken as it is. */
+/* 1 and *out (a new reference) when obj has the attribute, 0 when it has not,
+ * -1 on another error. */
+static int optional_attr(PyObject *obj, PyObject *name, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttr(obj, name, out);
+#else
+    *out = PyObject_GetAttr(obj, name);
+    if (*out != NULL) return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    return 0;
+#endif
+}
+
+static PyObject *from_dlpack_impl(hrpy_state *st, PyObject *obj, int copy, const char *who) {
+    if (PyCapsule_CheckExact(obj)) return ingest(st, obj, copy, 0, who);
+    PyObject *meth = NULL, *devfn = NULL, *dev = NULL, *capsule = NULL, *result = NULL;
+    int32_t dl_type = HURRAY_DL_CPU;
+    int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
+    if (has <= 0) {
+        if (has == 0)
+            PyErr_Format(PyExc_AttributeError,
+                         "%s: %.100s has no __dlpack__ method and is not a DLPack capsule", who,
+                         Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    has = optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
+    if (has < 0) goto done;
+    if (has) {
+        int64_t type = 0, id = 0;
+        dev = PyObject_CallNoArgs(devfn);
+        if (dev == NULL || int_pair(dev, who, "__dlpack_device__()", &type, &id) < 0) goto done;
+        dl_type = type < INT32_MIN || type > INT32_MAX ? 0 : (int32_t)type;
+    }
+    /* Host memory is copied here when needed (to our alignment); device
+     * memory only the producer can copy. */
+    int ask_copy = !host_accessible(dl_type) && copy != -1;
+    PyObject *values[2] = {st->dlpack_obj[O_V11], copy == 1 ? Py_True : Py_False};
+    capsule = PyObject_Vectorcall(meth, values, 0,
+                                  st->dlpack_obj[ask_copy ? O_KW_MAX_COPY : O_KW_MAX]);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        /* a producer from before DLPack 1.0's keywords (Python specification) */
+        PyErr_Clear();
+        ask_copy = 0;
+        capsule = PyObject_CallNoArgs(meth);
+    }
+    if (capsule == NULL) goto done;
+    if (!PyCapsule_CheckExact(capsule)) {
+        PyErr_Format(PyExc_TypeError, "%s: %.100s.__dlpack__() returned %.100s, not a capsule",
+                     who, Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
+        goto done;
+    }
+    result = ingest(st, capsule, copy, ask_copy && copy == 1, who);
+done:
+    Py_XDECREF(meth);
+    Py_XDECREF(devfn);
+    Py_XDECREF(dev);
+    Py_XDECREF(capsule);
+    return result;
+}
+
+static PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+    static const char *const names[] = {"x", "copy"};
+    PyObject *a[2];
+    int copy = -1;
+    if (hrpy_bind("from_dlpack", args, nargs, kwnames, names, 2, 1, 1, a) < 0) return NULL;
+    if (copy_arg(a[1], &copy) < 0) return NULL;
+    return from_dlpack_impl(hrpy_state_from_module(module), a[0], copy, "from_dlpack");
+}
+
+/* ==== PyTorch ================================================================================ */
+
+/* The module, imported on first use (ImportError when absent). */
+static PyObject *import_lazily(PyObject *name) {
+    PyObject *m = PyImport_GetModule(name);
+    if (m == Py_None) Py_CLEAR(m); /* blocked: let the import machinery say so */
+    if (m != NULL || PyErr_Occurred()) return m;
+    return PyImport_Import(name);
+}
+
+/* from_torch(tensor, *, copy=None): tensor.__dlpack__() wrapped without a copy
+ * (copy on ingest applies). A CUDA tensor's stream is synchronised first, so
+ * the tensor is producer_synced in fact. */
+static PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    static const char *const names[] = {"tensor", "copy"};
+    PyObject *a[2];
+    hrpy_state *st = hrpy_state_from_module(module);
+    int copy = -1;
+    if (hrpy_bind("from_torch", args, nargs, kwnames, names, 2, 1, 1, a) < 0) return NULL;
+    if (copy_arg(a[1], &copy) < 0) return NULL;
+    PyObject *torch = import_lazily(st->dlpack_obj[O_TORCH]);
+    if (torch == NULL) return NULL;
+    PyObject *cls = PyObject_GetAttrString(torch, "Tensor");
+    int ok = cls == NULL ? -1 : PyObject_IsInstance(a[0], cls);
+    Py_XDECREF(cls);
+    if (ok <= 0) {
+        if (ok == 0)
+            PyErr_Format(PyExc_TypeError, "from_torch: expected a torch.Tensor, not %.100s",
+                         Py_TYPE(a[0])->tp_name);
+        Py_DECREF(torch);
+        return NULL;
+    }
+    PyObject *is_cuda = PyObject_GetAttr(a[0], st->dlpack_obj[O_IS_CUDA]);
+    int cuda = is_cuda == NULL ? -1 : PyObject_IsTrue(is_cuda);
+    Py_XDECREF(is_cuda);
+    if (cuda > 0) {
+        /* torch.cuda.current_stream(tensor.device).synchronize() */
+        PyObject *dev = PyObject_GetAttrString(a[0], "device");
+        PyObject *tc = dev ? PyObject_GetAttrString(torch, "cuda") : NULL;
+        PyObject *stream = tc ? PyObject_CallMethod(tc, "current_stream", "O", dev) : NULL;
+        PyObject *r = stream ? PyObject_CallMethod(stream, "synchronize", NULL) : NULL;
+        cuda = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        Py_XDECREF(stream);
+        Py_XDECREF(tc);
+        Py_XDECREF(dev);
+    }
+    Py_DECREF(torch);
+    if (cuda < 0) return NULL;
+    return from_dlpack_impl(st, a[0], copy, "from_torch");
+}
+
+/* PyTorch 2.13 has no 4-bit element: it imports float4 only as
+ * float4_e2m1fn_x2, DLPack (17, 4, lanes 2), one byte holding two packed
+ * values (it refuses DLPack 1.1's (17, 4, 1)). The same packed bytes, so the
+ * capsule we just made (ours, unconsumed) is re-described in place: the last
+ * extent halved, lanes 2, C strides in bytes. Row-major with an even last
+ * extent only; BufferError otherwise. Other element types: untouched. */
+static int torch_float4_x2(hrpy_state *st, PyObject *capsule) {
+    hrdl_managed_versioned *v = PyCapsule_GetPointer(capsule, HRDL_CAPSULE_VERSIONED);
+    if (v == NULL) return -1;
+    hrdl_tensor *t = &v->dl_tensor;
+    const struct hurray_dtype_info *info = hurray_dtype_info(HURRAY_DTYPE_FLOAT4_E2M1FN);
+    if (t->dtype.code != info->dlpack_code || t->dtype.bits != info->dlpack_bits ||
+        t->dtype.lanes != 1)
+        return 0;
+    int n = t->ndim;
+    int row_major = n > 0 && t->shape[n - 1] % 2 == 0;
+    int64_t s = 1;
+    for (int k = n - 1; row_major && k >= 0; k--) { /* C-contiguous in values */
+        if (t->shape[k] != 1 && t->strides[k] != s) row_major = 0;
+        s *= t->shape[k];
+    }
+    if (!row_major) {
+        buffer_error(st, "to_torch",
+                     "PyTorch takes float4_e2m1fn only as float4_e2m1fn_x2 (two values a byte), "
+                     "which needs a row_major tensor whose last extent is even");
+        return -1;
+    }
+    t->dtype.lanes = 2;
+    t->shape[n - 1] /= 2;
+    s = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        t->strides[k] = s;
+        s *= t->shape[k];
+    }
+    return 0;
+}
+
+/* to_torch(): torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1))),
+ * zero-copy. Asking 1.1 on torch's behalf is what lets float8 through:
+ * torch.from_dlpack itself asks for (1, 0). A buffer that is not
+ * producer_synced is refused first with UnsupportedError (seed § sync_mode). */
+PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames) {
+    hrpy_state *st = PyType_GetModuleState(cls);
+    const struct hurray_descriptor *d = NULL;
+    PyObject *device = NULL;
+    if (hrpy_bind("to_torch", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0) return NULL;
+    if (!hrpy_tensor_peek(st, self, &d, &device)) {
+        PyErr_SetString(PyExc_TypeError, "to_torch: not a hurray.Tensor");
+        return NULL;
+    }
+    PyObject *tud = import_lazily(st->dlpack_obj[O_TORCH_DLPACK]);
+    if (tud == NULL) return NULL;
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
+        const char *mode = hurray_sync_mode_name(d->buffers[i].sync_mode);
+        char field[32];
+        PyOS_snprintf(field, sizeof field, "buffers[%u].sync_mode", i);
+        Py_DECREF(tud);
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, field,
+                              "to_torch: buffer %u has sync_mode '%s'; the binding holds no "
+                              "event or stream to wait on, so it hands out only producer_synced "
+                              "bytes",
+                              i, mode ? mode : "?");
+    }
+    PyObject *stack[2] = {self, st->dlpack_obj[O_V11]};
+    PyObject *capsule = PyObject_VectorcallMethod(st->dlpack_obj[O_DLPACK], stack, 1,
+                                                  st->dlpack_obj[O_KW_MAX]);
+    if (capsule != NULL && torch_float4_x2(st, capsule) < 0) Py_CLEAR(capsule);
+    PyObject *r = NULL;
+    if (capsule != NULL) {
+        PyObject *fn = PyObject_GetAttr(tud, st->dlpack_obj[O_FROM_DLPACK]);
+        r = fn ? PyObject_CallOneArg(fn, capsule) : NULL;
+        Py_XDECREF(fn);
+        Py_DECREF(capsule);
+    }
+    Py_DECREF(tud);
+    return r;
+}
+
+const char hrpy_doc_to_torch[] =
+    "to_torch() -> torch.Tensor\n--\n\n"
+    "torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1))): a torch\n"
+    "tensor over the same memory (CPU or CUDA), every Tier 1 type and the float8s.\n"
+    "Imports torch (ImportError when absent). UnsupportedError for a buffer that is\n"
+    "not producer_synced; BufferError for what DLPack cannot say.";
+
+/* ==== module ================================================================================= */
+
+static PyMethodDef dlpack_module_methods[] = {
+    {"from_dlpack", (PyCFunction)(void (*)(void))hrpy_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("from_dlpack(x, /, *, copy=None) -> Tensor\n--\n\n"
+               "A Tensor over the memory of x (an object with __dlpack__, asked for\n"
+               "max_version=(1, 1), or a 'dltensor' / 'dltensor_versioned' capsule),\n"
+               "without a copy: it holds the producer's managed tensor and calls its deleter\n"
+               "when the tensor and everything derived from it are gone. Strides map to\n"
+               "row_major / col_major / strided; byte_offset is honoured; the READ_ONLY\n"
+               "flag gives read-only buffers (a legacy capsule, which has no flags, gives\n"
+               "writable ones). copy=None copies\n"
+               "host memory that is not 64-byte aligned; True always copies; False raises\n"
+               "ValueError where a copy is needed. BufferError for what hurray cannot\n"
+               "represent or an already consumed capsule; UnsupportedError for a DLPack\n"
+               "device type Hurray has no device for.")},
+    {"from_torch", (PyCFunction)(void (*)(void))hrpy_from_torch, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("from_torch(tensor, /, *, copy=None) -> Tensor\n--\n\n"
+               "tensor.__dlpack__() wrapped in a Tensor without a copy (the rules of\n"
+               "from_dlpack). A CUDA tensor's current stream is synchronised first.\n"
+               "Imports torch (ImportError when absent).")},
+    {NULL, NULL, 0, NULL},
+};
+
+int hrpy_dlpack_init(PyObject *module, hrpy_state *st) {
+    st->DLPackOwner_Type = hrpy_add_type(module, &owner_spec, NULL);
+    if (st->DLPackOwner_Type == NULL) return -1;
+    static const char *const strs[] = {"__dlpack__", "__dlpack_device__"};
+    for (int i = 0; i < 2; i++) {
+        st->dlpack_obj[O_DLPACK + i] = PyUnicode_InternFromString(strs[i]);
+        if (st->dlpack_obj[O_DLPACK + i] == NULL) return -1;
+    }
+    st->dlpack_obj[O_KW_MAX] = Py_BuildValue("(s)", "max_version");
+    st->dlpack_obj[O_KW_MAX_COPY] = Py_BuildValue("(ss)", "max_version", "copy");
+    st->dlpack_obj[O_V11] = Py_BuildValue("(ii)", (int)HRDL_MAJOR, (int)HRDL_MINOR);
+    st->dlpack_obj[O_TORCH] = PyUnicode_InternFromString("torch");
+    st->dlpack_obj[O_TORCH_DLPACK] = PyUnicode_InternFromString("torch.utils.dlpack");
+    st->dlpack_obj[O_FROM_DLPACK] = PyUnicode_InternFromString("from_dlpack");
+    st->dlpack_obj[O_IS_CUDA] = PyUnicode_InternFromString("is_cuda");
+    for (int i = 0; i < O_COUNT; i++)
+        if (st->dlpack_obj[i] == NULL) return -1;
+    return PyModule_AddFunctions(module, dlpack_module_methods);
+}

@@ -1,0 +1,887 @@
+/* hurray.Composite (seed § Composites, ADR-036; composite.md) and the bridge between
+ * Python objects and C items (item.h), which streams and files share.
+ *
+ * A Composite holds its head descriptor (layout composite, no buffers), a tuple of
+ * members (each a Tensor or a Composite) and one role byte per member. Every rule is
+ * libhurray's: the head is checked by hurray_descriptor_validate, the roles come from
+ * hurray_composite_member_role, and the whole tree by hurray_composite_validate, run on
+ * the C item tree this file builds. The binding keeps no copy of those rules.
+ *
+ * Roles (seed § Overlay member roles): they live on the composite, never on a member
+ * tensor. A member object's descriptor carries no role section; the tree handed to C
+ * (to validate, to write) presents each member with its role, and equality compares
+ * those presented descriptors. An authored composite's roles are derived; a decoded
+ * one's are the ones on the wire (which the reader has checked against the derived
+ * ones), so a round trip cannot relabel a member.
+ *
+ * Items read from a stream or a file become objects here: the item tree is owned by
+ * one ItemMemory, and every Tensor over its buffers holds that ItemMemory, so the bytes
+ * (an allocation, a file image or a mapping) live while any of them does. */
+#include "state.h"
+
+#include <limits.h>
+#include <string.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* ---- the readers' allocator ----------------------------------------------------------- */
+
+#define HUGE_PAGES_FROM ((size_t)4 << 20)
+
+static void *raw_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    void *p = PyMem_RawMalloc(size);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* Large buffers (stream items, file images) are filled once, page by page: huge
+     * pages make that first touch cheaper, as NumPy's allocator and owned.c do. */
+    if (p != NULL && size >= HUGE_PAGES_FROM) {
+        uintptr_t start = ((uintptr_t)p + 4095u) & ~(uintptr_t)4095u;
+        size_t len = size - (size_t)(start - (uintptr_t)p);
+        (void)madvise((void *)start, len & ~(size_t)4095u, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
+
+static void raw_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    (void)size;
+    PyMem_RawFree(ptr);
+}
+
+const struct hurray_allocator hrpy_raw_allocator = {raw_alloc, raw_free, NULL};
+
+/* ---- ItemMemory ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    struct hurray_item *item;
+} ItemMemoryObject;
+
+PyObject *hrpy_item_memory_new(hrpy_state *st, struct hurray_item *item) {
+    ItemMemoryObject *self =
+        (ItemMemoryObject *)st->ItemMemory_Type->tp_alloc(st->ItemMemory_Type, 0);
+    if (self == NULL) {
+        hurray_item_free(item);
+        return NULL;
+    }
+    self->item = item;
+    return (PyObject *)self;
+}
+
+static void item_memory_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    hurray_item_free(((ItemMemoryObject *)self)->item); /* unmaps / frees the bytes */
+    ((ItemMemoryObject *)self)->item = NULL;
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot item_memory_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR("The memory of items read from a stream or a file (an\n"
+                                  "allocation, a file image or a mapping), held by every\n"
+                                  "Tensor over it. Not constructible.")},
+    {Py_tp_traverse, hrpy_traverse_type_only},
+    {Py_tp_dealloc, item_memory_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec item_memory_spec = {
+    .name = "hurray._hurray.ItemMemory",
+    .basicsize = sizeof(ItemMemoryObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = item_memory_slots,
+};
+
+/* ---- the Composite object ------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    struct hurray_descriptor *head; /* role-free: as it presents at top level */
+    PyObject *device;               /* the head's Device */
+    PyObject *members;              /* tuple of Tensor / Composite */
+    uint8_t *roles;                 /* member_count bytes: HURRAY_ROLE_* or 0 */
+} CompositeObject;
+
+#define COMPOSITE(o) ((CompositeObject *)(o))
+
+static int is_composite(hrpy_state *st, PyObject *obj) {
+    return PyObject_TypeCheck(obj, st->Composite_Type);
+}
+
+static CompositeObject *composite_alloc(hrpy_state *st) {
+    CompositeObject *self =
+        (CompositeObject *)st->Composite_Type->tp_alloc(st->Composite_Type, 0);
+    if (self == NULL) return NULL;
+    self->head = PyMem_Malloc(sizeof *self->head);
+    if (self->head == NULL) {
+        Py_DECREF(self);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    hurray_descriptor_init(self->head);
+    return self;
+}
+
+static int composite_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(COMPOSITE(self)->device);
+    Py_VISIT(COMPOSITE(self)->members);
+    return 0;
+}
+
+static int composite_clear(PyObject *self) {
+    Py_CLEAR(COMPOSITE(self)->device);
+    Py_CLEAR(COMPOSITE(self)->members);
+    return 0;
+}
+
+static void composite_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    CompositeObject *c = COMPOSITE(self);
+    PyObject_GC_UnTrack(self);
+    (void)composite_clear(self);
+    if (c->head != NULL) {
+        hurray_descriptor_reset(c->head);
+        PyMem_Free(c->head);
+        c->head = NULL;
+    }
+    PyMem_Free(c->roles);
+    c->roles = NULL;
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* ---- C item trees for objects (hrpy_item_build) ----------------------------------------- */
+
+/* An item the binding built: the descriptor is the object's (borrowed) unless it had
+ * to be presented differently (a role, a host device), then a copy owned here. */
+struct built_item {
+    struct hurray_item item; /* first: members[] point at it */
+    struct hurray_descriptor *own;
+};
+
+void hrpy_item_release(struct hurray_item *it) {
+    if (it == NULL) return;
+    struct built_item *b = (struct built_item *)it;
+    if (it->members != NULL) {
+        for (uint32_t i = 0; i < it->member_count; i++) hrpy_item_release(it->members[i]);
+        PyMem_Free(it->members);
+    }
+    PyMem_Free(it->buffers);
+    if (b->own != NULL) {
+        hurray_descriptor_reset(b->own);
+        PyMem_Free(b->own);
+    }
+    PyMem_Free(b);
+}
+
+/* The descriptor `d` as it goes to C here: with `role` (0: none) and, for a file, on
+ * the host (file-container.md HR-FILE-5: "a writer saving a tensor from another device
+ * writes it as a host tensor"). */
+static int present(hrpy_state *st, struct built_item *b, const struct hurray_descriptor *d,
+                   uint8_t role, int mode) {
+    int host = mode == HRPY_ITEM_FILE && (d->device != HURRAY_DEVICE_CPU ||
+                                          d->memory_class != HURRAY_MEM_STANDARD);
+    int relabel = (d->has_role != 0) != (role != 0) || (role != 0 && d->role != role);
+    if (!host && !relabel) {
+        b->item.descriptor = (struct hurray_descriptor *)(uintptr_t)d; /* only read */
+        return 0;
+    }
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    b->own = PyMem_Malloc(sizeof *b->own);
+    if (b->own == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    hurray_descriptor_init(b->own);
+    int status = hurray_descriptor_copy(b->own, d, NULL, &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        return -1;
+    }
+    b->own->has_role = role != 0;
+    b->own->role = role;
+    if (host) {
+        b->own->device = HURRAY_DEVICE_CPU;
+        b->own->memory_class = HURRAY_MEM_STANDARD;
+    }
+    b->item.descriptor = b->own;
+    return 0;
+}
+
+static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const char *who,
+                 unsigned depth, struct hurray_item **out) {
+    *out = NULL;
+    if (depth > HURRAY_MAX_COMPOSITE_DEPTH_FORMAT + 1u) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "depth",
+                       "%s: composites nest deeper than the format's %u levels", who,
+                       HURRAY_MAX_COMPOSITE_DEPTH_FORMAT);
+        return -1;
+    }
+    struct built_item *b = PyMem_Calloc(1, sizeof *b);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *out = &b->item;
+    int host = 0;
+    const struct hurray_descriptor *d = hrpy_tensor_c(st, obj, &host);
+    if (d != NULL) {
+        if (mode != HRPY_ITEM_VALIDATE && !host) {
+            const char *kind = hurray_device_name(d->device);
+            hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "device",
+                           "%s: the tensor's memory is on device '%s' (tag %s); its bytes "
+                           "cannot be read from the CPU",
+                           who, kind ? kind : "?", HRPY_HEX(d->device));
+            return -1;
+        }
+        if (present(st, b, d, role, mode) < 0) return -1;
+        unsigned n = d->buffer_count;
+        b->item.buffers = PyMem_Calloc(n ? n : 1, sizeof *b->item.buffers);
+        if (b->item.buffers == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            b->item.buffers[i].data = hrpy_tensor_data(obj, i);
+            b->item.buffers[i].size = d->buffers[i].size;
+        }
+        return 0;
+    }
+    if (!is_composite(st, obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a hurray.Tensor or hurray.Composite, not %.100s",
+                     who, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    CompositeObject *c = COMPOSITE(obj);
+    if (present(st, b, c->head, role, mode) < 0) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
+    b->item.members = PyMem_Calloc((size_t)n, sizeof *b->item.members);
+    if (b->item.members == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->item.member_count = (uint32_t)n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (build(st, PyTuple_GET_ITEM(c->members, i), c->roles[i], mode, who, depth + 1,
+                  &b->item.members[i]) < 0)
+            return -1;
+    return 0;
+}
+
+int hrpy_item_build(hrpy_state *st, PyObject *obj, int mode, const char *who,
+                    struct hurray_item **out) {
+    if (build(st, obj, 0, mode, who, 1, out) == 0) return 0;
+    hrpy_item_release(*out);
+    *out = NULL;
+    return -1;
+}
+
+/* ---- objects for C items (hrpy_item_to_object) ------------------------------------------ */
+
+/* The address an empty buffer is given: never dereferenced, never NULL. */
+static _Alignas(64) uint8_t empty_bytes[64];
+
+static PyObject *object_from_item(hrpy_state *st, const struct hurray_item *it, PyObject *owner,
+                                  int readonly, unsigned depth);
+
+static PyObject *composite_from_item(hrpy_state *st, const struct hurray_item *it,
+                                     PyObject *owner, int readonly, unsigned depth) {
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    const struct hurray_descriptor *d = it->descriptor;
+    if (it->member_count != d->layout.member_count || it->members == NULL)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "members",
+                              "members: the item holds %lu members, its head declares %lu",
+                              (unsigned long)it->member_count,
+                              (unsigned long)d->layout.member_count);
+    CompositeObject *c = composite_alloc(st);
+    if (c == NULL) return NULL;
+    int status = hurray_descriptor_copy(c->head, d, NULL, &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(c);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    c->head->has_role = 0; /* its parent holds it */
+    c->head->role = 0;
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+        c->device = Py_NewRef(st->cpu_device);
+    else
+        c->device = hrpy_device_new(st, d->device, d->memory_class, 0);
+    c->roles = PyMem_Calloc(it->member_count ? it->member_count : 1, 1);
+    c->members = PyTuple_New((Py_ssize_t)it->member_count);
+    if (c->device == NULL || c->roles == NULL || c->members == NULL) {
+        if (c->roles == NULL) PyErr_NoMemory();
+        Py_DECREF(c);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < it->member_count; i++) {
+        const struct hurray_item *m = it->members[i];
+        PyObject *obj = m ? object_from_item(st, m, owner, readonly, depth + 1) : NULL;
+        if (obj == NULL) {
+            if (!PyErr_Occurred())
+                hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_ARGUMENT, "members",
+                               "members[%lu] is missing", (unsigned long)i);
+            Py_DECREF(c);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(c->members, i, obj);
+        /* the role it arrived with: kept, never re-derived (seed § Overlay member roles) */
+        c->roles[i] = m->descriptor->has_role ? m->descriptor->role : 0;
+    }
+    return (PyObject *)c;
+}
+
+static PyObject *object_from_item(hrpy_state *st, const struct hurray_item *it, PyObject *owner,
+                                  int readonly, unsigned depth) {
+    if (it->descriptor == NULL)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "item",
+                              "item without a descriptor");
+    if (depth > HURRAY_MAX_COMPOSITE_DEPTH_FORMAT + 1u)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "depth",
+                              "composites nest deeper than %u levels",
+                              HURRAY_MAX_COMPOSITE_DEPTH_FORMAT);
+    if (hurray_item_is_composite(it)) return composite_from_item(st, it, owner, readonly, depth);
+    const struct hurray_descriptor *d = it->descriptor;
+    struct hrpy_part parts[HURRAY_MAX_BUFFERS];
+    if (d->buffer_count > 0 && it->buffers == NULL)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_BUFFER_COUNT, "buffers",
+                              "buffers: the descriptor declares %d, the item holds none",
+                              (int)d->buffer_count);
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        const struct hurray_item_buffer *b = &it->buffers[i];
+        if (b->size != d->buffers[i].size || (b->data == NULL && b->size != 0))
+            return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_BUFFER_SIZE, "buffers",
+                                  "buffers[%u]: the item holds %llu bytes, the descriptor "
+                                  "declares %llu",
+                                  i, (unsigned long long)b->size,
+                                  (unsigned long long)d->buffers[i].size);
+        parts[i].ptr = b->data != NULL ? b->data : empty_bytes;
+        parts[i].size = b->size;
+        parts[i].owner = owner;
+        parts[i].readonly = readonly || b->size == 0;
+        parts[i].align_log2 = d->buffers[i].alignment_log2; /* declared, kept as read */
+    }
+    return hrpy_tensor_from_c(st, d, parts, d->buffer_count);
+}
+
+PyObject *hrpy_item_to_object(hrpy_state *st, const struct hurray_item *item, PyObject *owner,
+                              int readonly) {
+    return object_from_item(st, item, owner, readonly, 1);
+}
+
+/* ---- construction ---------------------------------------------------------------------- */
+
+/* Name -> byte through libhurray's name function (the one table). */
+static int byte_for_name(PyObject *obj, const char *who, const char *what,
+                         const char *(*name_of)(uint8_t), uint8_t *out) {
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a str, not %.100s", who, what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(obj, &len);
+    if (s == NULL) return -1;
+    for (unsigned v = 1; v < 0xFF; v++) {
+        const char *name = name_of((uint8_t)v);
+        if (name != NULL && strlen(name) == (size_t)len && memcmp(name, s, (size_t)len) == 0) {
+            *out = (uint8_t)v;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "%s: unknown %s %R", who, what, obj);
+    return -1;
+}
+
+static const struct hurray_limits *authoring_limits(struct hurray_limits *lim) {
+    hurray_limits_default(lim);
+    lim->max_descriptor_bytes = UINT64_MAX;
+    lim->max_buffer_bytes = UINT64_MAX;
+    lim->max_rank = UINT32_MAX;
+    lim->max_composite_depth = UINT32_MAX;
+    lim->max_composite_members = UINT64_MAX;
+    hurray_limits_clamp(lim);
+    return lim;
+}
+
+/* Composite(composition_rule, shape, dtype, members, combine_op=None, *, shard=None,
+ *           statistics=None, device=None) */
+static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static const char *const names[] = {"composition_rule", "shape",      "dtype",
+                                        "members",          "combine_op", "shard",
+                                        "statistics",       "device"};
+    PyObject *a[8];
+    CompositeObject *self = NULL;
+    PyObject *seq = NULL, *device = NULL;
+    struct hurray_item *tree = NULL;
+    struct hurray_limits lim;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    hrpy_state *st = hrpy_state_from_type(type);
+    if (st == NULL) return NULL;
+    if (hrpy_bind_tuple("Composite", args, kwargs, names, 8, 5, 4, a) < 0) return NULL;
+    self = composite_alloc(st);
+    if (self == NULL) return NULL;
+    struct hurray_descriptor *h = self->head;
+    h->layout.tag = HURRAY_LAYOUT_COMPOSITE;
+    if (byte_for_name(a[0], "Composite", "composition_rule", hurray_composite_rule_name,
+                      &h->layout.rule) < 0)
+        goto error;
+    if (a[4] != NULL && a[4] != Py_None &&
+        byte_for_name(a[4], "Composite", "combine_op", hurray_combine_op_name,
+                      &h->layout.combine) < 0)
+        goto error;
+    if (hrpy_as_shape(st, a[1], h->shape, &h->rank) < 0) goto error;
+    if (!hrpy_dtype_tag_of(st, a[2], &h->dtype)) {
+        PyErr_Format(PyExc_TypeError, "Composite: dtype must be a hurray.Dtype, not %.100s",
+                     Py_TYPE(a[2])->tp_name);
+        goto error;
+    }
+    /* members: a sequence of Tensor / Composite; anything else names its index */
+    if (PyUnicode_Check(a[3]) || PyBytes_Check(a[3]) || PyByteArray_Check(a[3]) ||
+        !PySequence_Check(a[3])) {
+        PyErr_Format(PyExc_TypeError,
+                     "Composite: members must be a sequence of hurray.Tensor or "
+                     "hurray.Composite, not %.100s",
+                     Py_TYPE(a[3])->tp_name);
+        goto error;
+    }
+    seq = PySequence_Tuple(a[3]);
+    if (seq == NULL) goto error;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = PyTuple_GET_ITEM(seq, i);
+        if (hrpy_tensor_c(st, m, NULL) == NULL && !is_composite(st, m)) {
+            PyErr_Format(PyExc_TypeError,
+                         "Composite: members[%zd] must be a hurray.Tensor or hurray.Composite, "
+                         "not %.100s",
+                         i, Py_TYPE(m)->tp_name);
+            goto error;
+        }
+    }
+    if ((uint64_t)n > UINT32_MAX) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "layout.member_count",
+                       "layout.member_count: %zd members; a head holds at most 2^32-1", n);
+        goto error;
+    }
+    h->layout.member_count = (uint32_t)n; /* taken from members: it cannot disagree */
+    if (a[5] != NULL && a[5] != Py_None) {
+        uint8_t shard_rank = 0;
+        const struct hurray_shard *s = hrpy_shard_c(st, a[5], &shard_rank);
+        if (s == NULL) {
+            PyErr_Format(PyExc_TypeError, "Composite: shard must be a hurray.Shard or None, not %.100s",
+                         Py_TYPE(a[5])->tp_name);
+            goto error;
+        }
+        if (shard_rank != h->rank) {
+            hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "shard.global_shape",
+                           "shard.global_shape: %d entries, the composite's rank is %d",
+                           (int)shard_rank, (int)h->rank);
+            goto error;
+        }
+        h->shard = *s;
+        h->has_shard = 1;
+    }
+    if (a[6] != NULL && a[6] != Py_None) {
+        const struct hurray_statistics *s = hrpy_statistics_c(st, a[6]);
+        if (s == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Composite: statistics must be a hurray.Statistics or None, not %.100s",
+                         Py_TYPE(a[6])->tp_name);
+            goto error;
+        }
+        h->statistics = *s;
+        h->has_statistics = 1;
+    }
+    if (a[7] == NULL || a[7] == Py_None) {
+        device = Py_NewRef(st->cpu_device);
+    } else {
+        uint8_t tag, mc;
+        int32_t id;
+        device = hrpy_device_tags(st, a[7], &tag, &mc, &id)
+                     ? Py_NewRef(a[7])
+                     : PyObject_CallOneArg((PyObject *)st->Device_Type, a[7]);
+        if (device == NULL) goto error;
+    }
+    int32_t device_id = 0;
+    (void)hrpy_device_tags(st, device, &h->device, &h->memory_class, &device_id);
+    self->device = device;
+    device = NULL;
+    /* the head, then the roles, then the whole tree: every rule is libhurray's */
+    int status = hurray_descriptor_validate(h, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto error;
+    }
+    self->roles = PyMem_Calloc(n ? (size_t)n : 1, 1);
+    if (self->roles == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        status = hurray_composite_member_role(h, (uint32_t)i, &self->roles[i], &err);
+        if (status != HURRAY_OK) {
+            hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+            goto error;
+        }
+    }
+    self->members = seq;
+    seq = NULL;
+    if (hrpy_item_build(st, (PyObject *)self, HRPY_ITEM_VALIDATE, "Composite", &tree) < 0)
+        goto error;
+    status = hurray_composite_validate(tree, authoring_limits(&lim), &err);
+    hrpy_item_release(tree);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto error;
+    }
+    return (PyObject *)self;
+error:
+    Py_XDECREF(self);
+    Py_XDECREF(seq);
+    Py_XDECREF(device);
+    return NULL;
+}
+
+/* ---- equality: head and members by value, members as they present to the parent ------ */
+
+static int bytes_equal(const uint8_t *a, const uint8_t *b, uint64_t n) {
+    if (n == 0 || a == b) return 1;
+    int eq;
+    if (n < ((uint64_t)1 << 16)) return memcmp(a, b, (size_t)n) == 0;
+    Py_BEGIN_ALLOW_THREADS
+    eq = memcmp(a, b, (size_t)n) == 0;
+    Py_END_ALLOW_THREADS
+    return eq;
+}
+
+static int object_equal(hrpy_state *st, PyObject *a, PyObject *b, unsigned depth);
+
+/* Descriptors equal but for the buffers' declared alignment, which describes an address
+ * and is exempt from the round-trip obligation (seed § Alignment and the round-trip
+ * obligation): two members with equal bytes at different addresses are equal. -1 on error. */
+static int descriptors_equal(const struct hurray_descriptor *a, const struct hurray_descriptor *b) {
+    if (a->buffer_count != b->buffer_count) return 0;
+    int same_alignment = 1;
+    for (unsigned i = 0; i < a->buffer_count; i++)
+        same_alignment &= a->buffers[i].alignment_log2 == b->buffers[i].alignment_log2;
+    if (same_alignment) return hurray_descriptor_equal(a, b);
+    struct hurray_descriptor *tmp = PyMem_Malloc(sizeof *tmp);
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    hurray_descriptor_init(tmp);
+    int eq = -1;
+    if (hurray_descriptor_copy(tmp, b, NULL, NULL) == HURRAY_OK) {
+        for (unsigned i = 0; i < a->buffer_count; i++)
+            tmp->buffers[i].alignment_log2 = a->buffers[i].alignment_log2;
+        eq = hurray_descriptor_equal(a, tmp);
+    } else {
+        PyErr_NoMemory();
+    }
+    hurray_descriptor_reset(tmp);
+    PyMem_Free(tmp);
+    return eq;
+}
+
+static int tensors_equal(hrpy_state *st, PyObject *a, PyObject *b) {
+    int host_a = 0, host_b = 0;
+    const struct hurray_descriptor *da = hrpy_tensor_c(st, a, &host_a);
+    const struct hurray_descriptor *db = hrpy_tensor_c(st, b, &host_b);
+    if (a == b) return 1;
+    int eq = descriptors_equal(da, db);
+    if (eq <= 0) return eq;
+    if (!host_a || !host_b) return 0; /* bytes that cannot be read here: identity only */
+    for (unsigned i = 0; i < da->buffer_count; i++)
+        if (!bytes_equal(hrpy_tensor_data(a, i), hrpy_tensor_data(b, i), da->buffers[i].size))
+            return 0;
+    return 1;
+}
+
+static int composites_equal(hrpy_state *st, PyObject *a, PyObject *b, unsigned depth) {
+    CompositeObject *x = COMPOSITE(a), *y = COMPOSITE(b);
+    if (a == b) return 1;
+    int eq = descriptors_equal(x->head, y->head);
+    if (eq <= 0) return eq;
+    Py_ssize_t n = PyTuple_GET_SIZE(x->members);
+    if (n != PyTuple_GET_SIZE(y->members)) return 0;
+    if (n > 0 && memcmp(x->roles, y->roles, (size_t)n) != 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        eq = object_equal(st, PyTuple_GET_ITEM(x->members, i), PyTuple_GET_ITEM(y->members, i),
+                          depth + 1);
+        if (eq <= 0) return eq;
+    }
+    return 1;
+}
+
+static int object_equal(hrpy_state *st, PyObject *a, PyObject *b, unsigned depth) {
+    if (depth > HURRAY_MAX_COMPOSITE_DEPTH_FORMAT + 2u) return 0; /* never: bounded by build */
+    int ta = hrpy_tensor_c(st, a, NULL) != NULL, tb = hrpy_tensor_c(st, b, NULL) != NULL;
+    if (ta && tb) return tensors_equal(st, a, b);
+    if (is_composite(st, a) && is_composite(st, b)) return composites_equal(st, a, b, depth);
+    return 0;
+}
+
+static PyObject *composite_richcompare(PyObject *self, PyObject *other, int op) {
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    if (st == NULL) return NULL;
+    if ((op != Py_EQ && op != Py_NE) || !is_composite(st, other)) Py_RETURN_NOTIMPLEMENTED;
+    int eq = object_equal(st, self, other, 1);
+    if (eq < 0) return NULL;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+/* ---- properties --------------------------------------------------------------------------- */
+
+static PyObject *c_get_rule(PyObject *self, void *Py_UNUSED(c)) {
+    const char *name = hurray_composite_rule_name(COMPOSITE(self)->head->layout.rule);
+    if (name == NULL) Py_RETURN_NONE;
+    return PyUnicode_FromString(name);
+}
+
+static PyObject *c_get_combine(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_layout *l = &COMPOSITE(self)->head->layout;
+    const char *name = l->rule == HURRAY_RULE_OVERLAY ? hurray_combine_op_name(l->combine) : NULL;
+    if (name == NULL) Py_RETURN_NONE;
+    return PyUnicode_FromString(name);
+}
+
+static PyObject *c_get_shape(PyObject *self, void *Py_UNUSED(c)) {
+    return hrpy_shape_to_tuple(COMPOSITE(self)->head->rank, COMPOSITE(self)->head->shape);
+}
+
+static PyObject *c_get_ndim(PyObject *self, void *Py_UNUSED(c)) {
+    return PyLong_FromLong(COMPOSITE(self)->head->rank);
+}
+
+static PyObject *c_get_dtype(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    return st ? Py_XNewRef(hrpy_dtype_get(st, COMPOSITE(self)->head->dtype, "dtype")) : NULL;
+}
+
+static PyObject *c_get_members(PyObject *self, void *Py_UNUSED(c)) {
+    return Py_NewRef(COMPOSITE(self)->members);
+}
+
+static PyObject *c_get_member_count(PyObject *self, void *Py_UNUSED(c)) {
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(COMPOSITE(self)->members));
+}
+
+static PyObject *c_get_member_roles(PyObject *self, void *Py_UNUSED(c)) {
+    CompositeObject *c = COMPOSITE(self);
+    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
+        const char *name = c->roles[i] ? hurray_member_role_name(c->roles[i]) : NULL;
+        PyObject *v = name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+static PyObject *c_get_descriptor(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    return st ? hrpy_descriptor_from_c_device(st, COMPOSITE(self)->head, COMPOSITE(self)->device)
+              : NULL;
+}
+
+static PyObject *c_get_layout(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    return st ? hrpy_layout_from_c(st, &COMPOSITE(self)->head->layout, COMPOSITE(self)->head->rank)
+              : NULL;
+}
+
+static PyObject *c_get_device(PyObject *self, void *Py_UNUSED(c)) {
+    return Py_NewRef(COMPOSITE(self)->device);
+}
+
+static PyObject *c_get_shard(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *h = COMPOSITE(self)->head;
+    if (!h->has_shard) Py_RETURN_NONE;
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    return st ? hrpy_shard_from_c(st, &h->shard, h->rank) : NULL;
+}
+
+static PyObject *c_get_statistics(PyObject *self, void *Py_UNUSED(c)) {
+    const struct hurray_descriptor *h = COMPOSITE(self)->head;
+    if (!h->has_statistics) Py_RETURN_NONE;
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    return st ? hrpy_statistics_from_c(st, &h->statistics) : NULL;
+}
+
+/* ---- repr: one member per line, indented by depth ----------------------------------------- */
+
+#define REPR_HEAD_MEMBERS 10 /* members shown before an elision, and after it: */
+#define REPR_TAIL_MEMBERS 2
+
+static PyObject *composite_repr_at(hrpy_state *st, PyObject *self, unsigned depth);
+
+/* repr of a member at `depth`, its continuation lines indented to it. */
+static PyObject *member_repr(hrpy_state *st, PyObject *m, unsigned depth, PyObject *pad) {
+    if (is_composite(st, m)) return composite_repr_at(st, m, depth);
+    PyObject *r = PyObject_Repr(m), *nl = NULL, *nlpad = NULL, *out = NULL;
+    if (r == NULL) return NULL;
+    nl = PyUnicode_FromString("\n");
+    nlpad = nl ? PyUnicode_Concat(nl, pad) : NULL;
+    out = nlpad ? PyUnicode_Replace(r, nl, nlpad, -1) : NULL;
+    Py_DECREF(r);
+    Py_XDECREF(nl);
+    Py_XDECREF(nlpad);
+    return out;
+}
+
+static PyObject *composite_repr_at(hrpy_state *st, PyObject *self, unsigned depth) {
+    CompositeObject *c = COMPOSITE(self);
+    PyObject *rule = NULL, *shape = NULL, *dtype = NULL, *combine = NULL, *extra = NULL,
+             *pad = NULL, *outer = NULL, *parts = NULL, *line = NULL, *r = NULL;
+    unsigned width = depth > 32 ? 128u : depth * 4u;
+    rule = c_get_rule(self, NULL);
+    shape = c_get_shape(self, NULL);
+    dtype = c_get_dtype(self, NULL);
+    combine = c_get_combine(self, NULL);
+    char spaces[132];
+    memset(spaces, ' ', sizeof spaces);
+    pad = PyUnicode_FromStringAndSize(spaces, (Py_ssize_t)width);
+    outer = PyUnicode_FromStringAndSize(spaces, (Py_ssize_t)(width - 4u));
+    parts = PyList_New(0);
+    if (!rule || !shape || !dtype || !combine || !pad || !outer || !parts) goto done;
+    /* keywords beyond the constructor's required ones, when they say something */
+    extra = PyUnicode_FromString("");
+    if (extra == NULL) goto done;
+    if (combine != Py_None) Py_SETREF(extra, PyUnicode_FromFormat("%U, combine_op=%R", extra, combine));
+    if (extra != NULL && c->head->has_shard) {
+        PyObject *s = c_get_shard(self, NULL);
+        Py_SETREF(extra, s ? PyUnicode_FromFormat("%U, shard=%R", extra, s) : NULL);
+        Py_XDECREF(s);
+    }
+    if (extra != NULL && c->head->has_statistics) {
+        PyObject *s = c_get_statistics(self, NULL);
+        Py_SETREF(extra, s ? PyUnicode_FromFormat("%U, statistics=%R", extra, s) : NULL);
+        Py_XDECREF(s);
+    }
+    if (extra != NULL && c->device != st->cpu_device) {
+        Py_SETREF(extra, PyUnicode_FromFormat("%U, device=%R", extra, c->device));
+    }
+    if (extra == NULL) goto done;
+    line = PyUnicode_FromFormat("hurray.Composite(%R, shape=%R, dtype=%R%U, members=[", rule,
+                                shape, dtype, extra);
+    if (line == NULL || PyList_Append(parts, line) < 0) goto done;
+    Py_CLEAR(line);
+    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
+    int elide = n > REPR_HEAD_MEMBERS + REPR_TAIL_MEMBERS + 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (elide && i == REPR_HEAD_MEMBERS) {
+            line = PyUnicode_FromFormat("\n%U...  # %zd more members", pad,
+                                        n - REPR_HEAD_MEMBERS - REPR_TAIL_MEMBERS);
+            if (line == NULL || PyList_Append(parts, line) < 0) goto done;
+            Py_CLEAR(line);
+            i = n - REPR_TAIL_MEMBERS - 1;
+            continue;
+        }
+        PyObject *m = member_repr(st, PyTuple_GET_ITEM(c->members, i), depth + 1, pad);
+        if (m == NULL) goto done;
+        line = PyUnicode_FromFormat("\n%U%U,", pad, m);
+        Py_DECREF(m);
+        if (line == NULL || PyList_Append(parts, line) < 0) goto done;
+        Py_CLEAR(line);
+    }
+    line = PyUnicode_FromFormat("\n%U])", outer);
+    if (line == NULL || PyList_Append(parts, line) < 0) goto done;
+    Py_CLEAR(line);
+    PyObject *empty = PyUnicode_FromString("");
+    if (empty != NULL) {
+        r = PyUnicode_Join(empty, parts);
+        Py_DECREF(empty);
+    }
+done:
+    Py_XDECREF(rule);
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(combine);
+    Py_XDECREF(extra);
+    Py_XDECREF(pad);
+    Py_XDECREF(outer);
+    Py_XDECREF(parts);
+    Py_XDECREF(line);
+    return r;
+}
+
+static PyObject *composite_repr(PyObject *self) {
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    if (st == NULL) return NULL;
+    return composite_repr_at(st, self, 1);
+}
+
+/* ---- the type ----------------------------------------------------------------------------- */
+
+#define GETTER(name, fn, doc) {name, fn, NULL, PyDoc_STR(doc), NULL}
+static PyGetSetDef composite_getset[] = {
+    GETTER("composition_rule", c_get_rule, "'partition', 'overlay' or 'group'."),
+    GETTER("combine_op", c_get_combine,
+           "'replace', 'add', 'max' or 'min' for an overlay; None for the other rules."),
+    GETTER("shape", c_get_shape, "The logical shape the head states (None: dynamic)."),
+    GETTER("ndim", c_get_ndim, "Rank of the head."),
+    GETTER("dtype", c_get_dtype, "The element type the head states."),
+    GETTER("members", c_get_members, "Tuple of the members (hurray.Tensor or hurray.Composite)."),
+    GETTER("member_count", c_get_member_count, "len(members)."),
+    GETTER("member_roles", c_get_member_roles,
+           "Tuple of 'base' / 'correction' / None, one per member: derived from the rule and\n"
+           "the position for an authored composite, as read for a decoded one."),
+    GETTER("descriptor", c_get_descriptor, "The head Descriptor (layout composite, no buffers)."),
+    GETTER("layout", c_get_layout, "The head's CompositeLayout."),
+    GETTER("device", c_get_device, "The head's Device."),
+    GETTER("shard", c_get_shard, "The head's Shard (placing it in a parent partition), or None."),
+    GETTER("statistics", c_get_statistics, "The head's Statistics, or None."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+#undef GETTER
+
+static PyType_Slot composite_slots[] = {
+    {Py_tp_doc,
+     (void *)PyDoc_STR(
+         "Composite(composition_rule, shape, dtype, members, combine_op=None, *,\n"
+         "          shard=None, statistics=None, device=None)\n--\n\n"
+         "A composite tensor: a head stating the logical view (shape and dtype, never\n"
+         "derived) and its members, each a hurray.Tensor or hurray.Composite. The rule is\n"
+         "'partition', 'overlay' (combine_op required: 'replace', 'add', 'max', 'min') or\n"
+         "'group' (combine_op refused, as for partition). member_count is len(members);\n"
+         "overlay roles are derived from the position, never accepted. libhurray validates\n"
+         "the whole tree (InvalidDescriptorError). Compares by value, members included;\n"
+         "unhashable. It has no buffers: no values, buffer, __array__, __dlpack__ or\n"
+         "__hurray__. Write it with hurray.save or StreamWriter.")},
+    {Py_tp_new, composite_new},
+    {Py_tp_repr, composite_repr},
+    {Py_tp_richcompare, composite_richcompare},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {Py_tp_getset, composite_getset},
+    {Py_tp_traverse, composite_traverse},
+    {Py_tp_clear, composite_clear},
+    {Py_tp_dealloc, composite_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec composite_spec = {
+    .name = "hurray.Composite",
+    .basicsize = sizeof(CompositeObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = composite_slots,
+};
+
+int hrpy_composite_init(PyObject *module, hrpy_state *st) {
+    st->ItemMemory_Type = hrpy_add_type(module, &item_memory_spec, NULL);
+    if (st->ItemMemory_Type == NULL) return -1;
+    st->Composite_Type = hrpy_add_type(module, &composite_spec, NULL);
+    return st->Composite_Type == NULL ? -1 : 0;
+}
