@@ -275,21 +275,22 @@ static PyObject *desc_get_ndim(PyObject *self, void *Py_UNUSED(c)) {
     return PyLong_FromLong(DESC(self)->d->rank);
 }
 
-/* Element count, or None when a dynamic extent leaves it unknown. */
-static PyObject *desc_get_size(PyObject *self, void *Py_UNUSED(c)) {
-    const struct hurray_descriptor *d = DESC(self)->d;
+PyObject *hrpy_descriptor_size(hrpy_state *st, const struct hurray_descriptor *d) {
     uint64_t count = 0;
     int resolved = 0;
     struct hurray_error err;
     hurray_error_clear(&err);
     int status = hurray_shape_element_count(d->rank, d->shape, &count, &resolved, &err);
-    if (status != HURRAY_OK) {
-        hrpy_state *st = self_state(self);
-        return st ? hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err) : NULL;
-    }
+    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     /* A zero extent makes N = 0 even beside a dynamic one (HR-SHAPE-3). */
     if (!resolved && count != 0) Py_RETURN_NONE;
     return PyLong_FromUnsignedLongLong(count);
+}
+
+/* Element count, or None when a dynamic extent leaves it unknown. */
+static PyObject *desc_get_size(PyObject *self, void *Py_UNUSED(c)) {
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_descriptor_size(st, DESC(self)->d) : NULL;
 }
 
 static PyObject *desc_get_layout(PyObject *self, void *Py_UNUSED(c)) {

@@ -157,6 +157,10 @@ int hrpy_as_i64_array(PyObject *obj, const char *what, Py_ssize_t max_len, int64
 int hrpy_as_shape(hrpy_state *st, PyObject *obj, uint64_t *shape, uint8_t *rank);
 /* Tuple of Python ints / None for a shape. */
 PyObject *hrpy_shape_to_tuple(uint8_t rank, const uint64_t *shape);
+/* Element count of a descriptor's shape as a Python int, or None when a dynamic
+ * extent leaves it unknown (a zero extent makes it 0 regardless, HR-SHAPE-3).
+ * Shared by Descriptor.size and Tensor.size. */
+PyObject *hrpy_descriptor_size(hrpy_state *st, const struct hurray_descriptor *d);
 PyObject *hrpy_u64_tuple(const uint64_t *v, Py_ssize_t n);
 PyObject *hrpy_i64_tuple(const int64_t *v, Py_ssize_t n);
 /* `name` is a str: its UTF-8 bytes; otherwise TypeError naming `what`. */

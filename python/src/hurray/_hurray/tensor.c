@@ -711,19 +711,8 @@ static PyObject *t_get_ndim(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *t_get_size(PyObject *self, void *Py_UNUSED(c)) {
-    const struct hurray_descriptor *d = TENSOR(self)->d;
-    uint64_t count = 0;
-    int resolved = 0;
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    int status = hurray_shape_element_count(d->rank, d->shape, &count, &resolved, &err);
-    if (status != HURRAY_OK) {
-        hrpy_state *st = self_state(self);
-        return st ? hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err) : NULL;
-    }
-    /* A zero extent makes N = 0 even beside a dynamic one (HR-SHAPE-3). */
-    if (!resolved && count != 0) Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(count);
+    hrpy_state *st = self_state(self);
+    return st ? hrpy_descriptor_size(st, TENSOR(self)->d) : NULL;
 }
 
 static PyObject *t_get_layout(PyObject *self, void *Py_UNUSED(c)) {
