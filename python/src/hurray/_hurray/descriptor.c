@@ -310,22 +310,34 @@ static PyObject *desc_get_device(PyObject *self, void *Py_UNUSED(c)) {
     return Py_NewRef(DESC(self)->device);
 }
 
+PyObject *hrpy_descriptor_quantization(hrpy_state *st, const struct hurray_descriptor *d) {
+    if (!d->has_quant) Py_RETURN_NONE;
+    return hrpy_quant_from_c(st, &d->quant);
+}
+
+PyObject *hrpy_descriptor_statistics(hrpy_state *st, const struct hurray_descriptor *d) {
+    if (!d->has_statistics) Py_RETURN_NONE;
+    return hrpy_statistics_from_c(st, &d->statistics);
+}
+
+PyObject *hrpy_descriptor_shard(hrpy_state *st, const struct hurray_descriptor *d) {
+    if (!d->has_shard) Py_RETURN_NONE;
+    return hrpy_shard_from_c(st, &d->shard, d->rank);
+}
+
 static PyObject *desc_get_quantization(PyObject *self, void *Py_UNUSED(c)) {
-    if (!DESC(self)->d->has_quant) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_quant_from_c(st, &DESC(self)->d->quant) : NULL;
+    return st ? hrpy_descriptor_quantization(st, DESC(self)->d) : NULL;
 }
 
 static PyObject *desc_get_statistics(PyObject *self, void *Py_UNUSED(c)) {
-    if (!DESC(self)->d->has_statistics) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_statistics_from_c(st, &DESC(self)->d->statistics) : NULL;
+    return st ? hrpy_descriptor_statistics(st, DESC(self)->d) : NULL;
 }
 
 static PyObject *desc_get_shard(PyObject *self, void *Py_UNUSED(c)) {
-    if (!DESC(self)->d->has_shard) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_shard_from_c(st, &DESC(self)->d->shard, DESC(self)->d->rank) : NULL;
+    return st ? hrpy_descriptor_shard(st, DESC(self)->d) : NULL;
 }
 
 static PyObject *desc_get_role(PyObject *self, void *Py_UNUSED(c)) {

@@ -161,6 +161,11 @@ PyObject *hrpy_shape_to_tuple(uint8_t rank, const uint64_t *shape);
  * extent leaves it unknown (a zero extent makes it 0 regardless, HR-SHAPE-3).
  * Shared by Descriptor.size and Tensor.size. */
 PyObject *hrpy_descriptor_size(hrpy_state *st, const struct hurray_descriptor *d);
+/* A descriptor's optional sections as Python objects (None when absent). Shared by
+ * Descriptor and Tensor, whose getters read the same struct. */
+PyObject *hrpy_descriptor_quantization(hrpy_state *st, const struct hurray_descriptor *d);
+PyObject *hrpy_descriptor_statistics(hrpy_state *st, const struct hurray_descriptor *d);
+PyObject *hrpy_descriptor_shard(hrpy_state *st, const struct hurray_descriptor *d);
 PyObject *hrpy_u64_tuple(const uint64_t *v, Py_ssize_t n);
 PyObject *hrpy_i64_tuple(const int64_t *v, Py_ssize_t n);
 /* `name` is a str: its UTF-8 bytes; otherwise TypeError naming `what`. */

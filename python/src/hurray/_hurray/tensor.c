@@ -721,21 +721,18 @@ static PyObject *t_get_layout(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *t_get_quantization(PyObject *self, void *Py_UNUSED(c)) {
-    if (!TENSOR(self)->d->has_quant) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_quant_from_c(st, &TENSOR(self)->d->quant) : NULL;
+    return st ? hrpy_descriptor_quantization(st, TENSOR(self)->d) : NULL;
 }
 
 static PyObject *t_get_statistics(PyObject *self, void *Py_UNUSED(c)) {
-    if (!TENSOR(self)->d->has_statistics) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_statistics_from_c(st, &TENSOR(self)->d->statistics) : NULL;
+    return st ? hrpy_descriptor_statistics(st, TENSOR(self)->d) : NULL;
 }
 
 static PyObject *t_get_shard(PyObject *self, void *Py_UNUSED(c)) {
-    if (!TENSOR(self)->d->has_shard) Py_RETURN_NONE;
     hrpy_state *st = self_state(self);
-    return st ? hrpy_shard_from_c(st, &TENSOR(self)->d->shard, TENSOR(self)->d->rank) : NULL;
+    return st ? hrpy_descriptor_shard(st, TENSOR(self)->d) : NULL;
 }
 
 static PyObject *t_get_device(PyObject *self, void *Py_UNUSED(c)) {
