@@ -40,29 +40,6 @@ static void desc_free(struct hurray_descriptor *d) {
     free(d);
 }
 
-static void set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size) {
-    d->buffers[i].size = size;
-    d->buffers[i].alignment_log2 = size ? 6 : 0;
-    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-}
-
-/* buffer_count = L + Q and each buffer exactly its requirement (64 bytes
- * where it cannot be evaluated). Private/unknown layouts keep the caller's. */
-static void fill_buffers(struct hurray_descriptor *d) {
-    int count = -1;
-    uint64_t sizes[HURRAY_MAX_BUFFERS];
-    uint8_t known[HURRAY_MAX_BUFFERS];
-    struct hurray_error err;
-    assert_status(hurray_descriptor_expected_buffer_count(d, &count, &err), HURRAY_OK);
-    if (count < 0) return;
-    d->buffer_count = (uint8_t)count;
-    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, 0);
-    int st = hurray_descriptor_required_sizes(d, sizes, known, &err);
-    if (st != HURRAY_OK) print_error("required_sizes: %s: %s\n", hurray_status_name(st), err.message);
-    assert_status(st, HURRAY_OK);
-    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, known[i] ? sizes[i] : 64);
-}
-
 static size_t encode_ok(const struct hurray_descriptor *d, uint8_t *buf, size_t cap) {
     struct hurray_error err;
     size_t n = 0, len = 0;
@@ -300,8 +277,8 @@ static struct hurray_descriptor *b_private_layout(void) {
     d->layout.opaque = ext_bytes;
     d->layout.opaque_len = 11; /* param_length 19: 5 bytes of padding */
     d->buffer_count = 2;
-    set_buffer(d, 0, 100);
-    set_buffer(d, 1, 0);
+    test_set_buffer(d, 0, 100);
+    test_set_buffer(d, 1, 0);
     return d;
 }
 static struct hurray_descriptor *b_private_layout_empty(void) {
@@ -314,7 +291,7 @@ static struct hurray_descriptor *b_unknown_layout(void) {
     d->layout.opaque = ext_bytes;
     d->layout.opaque_len = 13;
     d->buffer_count = 1;
-    set_buffer(d, 0, 36);
+    test_set_buffer(d, 0, 36);
     return d;
 }
 /* The smallest descriptor: rank 0, no buffers, parameters or sections. */
@@ -625,7 +602,7 @@ static const struct {
 /* A catalogue entry with its buffer table completed. */
 static struct hurray_descriptor *build(size_t i) {
     struct hurray_descriptor *d = catalogue[i].build();
-    fill_buffers(d);
+    test_fill_buffers(d, 64);
     return d;
 }
 
@@ -732,7 +709,7 @@ static void test_HR_DESC_6_golden_vector_encodes(void **state) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     d->buffer_count = 1;
-    set_buffer(d, 0, 24);
+    test_set_buffer(d, 0, 24);
     size_t n = encode_ok(d, buf, sizeof buf);
     assert_bytes_equal(buf, n, golden, sizeof golden);
     desc_free(d);
@@ -756,7 +733,7 @@ static void test_HR_DESC_2_worked_example_with_statistics(void **state) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     d->buffer_count = 1;
-    set_buffer(d, 0, 24);
+    test_set_buffer(d, 0, 24);
     d->has_statistics = 1;
     d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
     d->statistics.min = -1.5;
@@ -1224,14 +1201,14 @@ static void test_HR_SHAPE_2_dynamic_requirements_skipped(void **state) {
     struct hurray_descriptor *d = build(find_entry("b_dynamic"));
     assert_status(hurray_descriptor_required_sizes(d, sizes, known, &err), HURRAY_OK);
     assert_int_equal(known[0], 0);
-    set_buffer(d, 0, 1); /* any size is accepted */
+    test_set_buffer(d, 0, 1); /* any size is accepted */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     desc_free(d);
     d = build(find_entry("b_dynamic_coo"));
     assert_status(hurray_descriptor_required_sizes(d, sizes, known, &err), HURRAY_OK);
     assert_int_equal(known[0], 1); /* values: off + bs(nnz), no extent involved */
     assert_int_equal(sizes[0], 4000);
-    set_buffer(d, 0, 3999);
+    test_set_buffer(d, 0, 3999);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
 }
@@ -1282,7 +1259,7 @@ static void test_HR_LIMIT_1_max_buffer_bytes(void **state) {
     struct hurray_error err;
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 38});
-    fill_buffers(d);
+    test_fill_buffers(d, 64);
     assert_int_equal(d->buffers[0].size, UINT64_C(1) << 40);
     /* A writer is bound by the format, not by a reader's default limit. */
     size_t n = encode_ok(d, buf, sizeof buf);
@@ -1296,7 +1273,7 @@ static void test_HR_LIMIT_1_max_buffer_bytes(void **state) {
     desc_free(d);
     /* Exactly the default limit is accepted. */
     d = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 34});
-    fill_buffers(d);
+    test_fill_buffers(d, 64);
     n = encode_ok(d, buf, sizeof buf);
     expect_decode(buf, n, HURRAY_OK, NULL);
     d->buffers[0].size++;
@@ -1379,7 +1356,7 @@ static void test_HR_LAYOUT_30_composite_params(void **state) {
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "byte_offset");
     d->byte_offset = 0;
     d->buffer_count = 1;
-    set_buffer(d, 0, 64);
+    test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
     d->buffer_count = 0;
     d->has_quant = 1;
@@ -1422,11 +1399,11 @@ static void test_HR_DESC_3_byte_offset(void **state) {
     assert_int_equal(d->buffers[0].size, 32);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     d->byte_offset = 18; /* not a multiple of 4 */
-    set_buffer(d, 0, 64);
+    test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "byte_offset");
     d->byte_offset = 20;
-    set_buffer(d, 0, 35); /* needs 20 + 16 */
+    test_set_buffer(d, 0, 35); /* needs 20 + 16 */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
     /* No buffers: 0. */
@@ -1438,7 +1415,7 @@ static void test_HR_DESC_3_byte_offset(void **state) {
     /* Sub-byte types: any offset (the element width is not a byte count). */
     d = build(find_entry("b_row_major_int4"));
     d->byte_offset = 3;
-    set_buffer(d, 0, 11);
+    test_set_buffer(d, 0, 11);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     desc_free(d);
 }
@@ -1722,7 +1699,7 @@ static void test_HR_BUF_9_tier1_buffer_count(void **state) {
         struct hurray_descriptor *d = build(find_entry(names[i]));
         unsigned right = d->buffer_count;
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
-        set_buffer(d, right, 64);
+        test_set_buffer(d, right, 64);
         d->buffer_count = (uint8_t)(right + 1);
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
         assert_hurray_error(&err, HURRAY_E_BUFFER_COUNT, "buffer_count");
@@ -1736,7 +1713,7 @@ static void test_HR_BUF_9_tier1_buffer_count(void **state) {
     struct hurray_descriptor *d = build(find_entry("b_private_layout"));
     for (unsigned count = 0; count < 5; count++) {
         d->buffer_count = (uint8_t)count;
-        for (unsigned i = 0; i < count; i++) set_buffer(d, i, 8);
+        for (unsigned i = 0; i < count; i++) test_set_buffer(d, i, 8);
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     }
     desc_free(d);
@@ -1781,8 +1758,8 @@ static void test_HR_BUF_11_coo_not_reinterpreted(void **state) {
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){4, 4});
     d->layout.nnz = 4;
     d->buffer_count = 2;
-    set_buffer(d, 0, 8);
-    set_buffer(d, 1, 64);
+    test_set_buffer(d, 0, 8);
+    test_set_buffer(d, 1, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     assert_hurray_error(&err, HURRAY_E_BUFFER_SIZE, "buffers[0].size");
     assert_int_equal(d->layout.nnz, 4);
@@ -1796,9 +1773,9 @@ static void test_HR_BUF_9_tier_order(void **state) {
     struct hurray_descriptor *d = build(find_entry("b_morton2"));
     d->shape[1] = 6; /* not a power of two: tier 3 */
     d->buffer_count = 3;  /* tier 1 */
-    set_buffer(d, 1, 1);
-    set_buffer(d, 2, 1);
-    set_buffer(d, 0, 1); /* tier 2 */
+    test_set_buffer(d, 1, 1);
+    test_set_buffer(d, 2, 1);
+    test_set_buffer(d, 0, 1); /* tier 2 */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     d->shape[1] = 8;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
@@ -1806,8 +1783,8 @@ static void test_HR_BUF_9_tier_order(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
     d = build(find_entry("b_csr"));
-    set_buffer(d, 1, 1);
-    set_buffer(d, 2, 1);
+    test_set_buffer(d, 1, 1);
+    test_set_buffer(d, 2, 1);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     assert_hurray_error(&err, HURRAY_E_BUFFER_SIZE, "buffers[1].size");
     desc_free(d);
@@ -1816,7 +1793,7 @@ static void test_HR_BUF_9_tier_order(void **state) {
     assert_int_equal(d->buffer_count, 3);
     assert_int_equal(d->buffers[1].size, 8 * 4);
     assert_int_equal(d->buffers[2].size, 8);
-    set_buffer(d, 2, 7);
+    test_set_buffer(d, 2, 7);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     assert_hurray_error(&err, HURRAY_E_BUFFER_SIZE, "buffers[2].size");
     desc_free(d);
@@ -1832,7 +1809,7 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     d->quant.scale = 1.0;
     d->dtype = HURRAY_DTYPE_FLOAT32;
-    set_buffer(d, 0, 64);
+    test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
     desc_free(d);
     d = build(find_entry("b_q_nf4"));
@@ -1974,7 +1951,7 @@ static void test_HR_SECT_3_built_unknown_sections(void **state) {
     d->role = HURRAY_ROLE_BASE;
     d->shard.shard_count = 1;
     d->shard.global_shape[0] = 4;
-    fill_buffers(d);
+    test_fill_buffers(d, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* 254 */
     check_roundtrip(d);
     d->opaque_count = 252; /* 256 sections cannot be counted in section_count */

@@ -62,29 +62,6 @@ static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigne
     return d;
 }
 
-static void set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size) {
-    d->buffers[i].size = size;
-    d->buffers[i].alignment_log2 = size ? 6 : 0;
-    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-}
-
-/* buffer_count = L + Q, each buffer exactly its requirement (40 bytes where
- * it cannot be evaluated). Private/unknown layouts keep the caller's. */
-static void fill_buffers(struct hurray_descriptor *d) {
-    int count = -1;
-    uint64_t sizes[HURRAY_MAX_BUFFERS];
-    uint8_t known[HURRAY_MAX_BUFFERS];
-    struct hurray_error err;
-    assert_status(hurray_descriptor_expected_buffer_count(d, &count, &err), HURRAY_OK);
-    if (count < 0) return;
-    d->buffer_count = (uint8_t)count;
-    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, 0);
-    int st = hurray_descriptor_required_sizes(d, sizes, known, &err);
-    if (st != HURRAY_OK) print_error("required_sizes: %s\n", err.message);
-    assert_status(st, HURRAY_OK);
-    for (int i = 0; i < count; i++) set_buffer(d, (unsigned)i, known[i] ? sizes[i] : 40);
-}
-
 static void quant_init(struct hurray_quant *q, uint8_t scheme) {
     memset(q, 0, sizeof *q);
     q->scheme = scheme;
@@ -151,15 +128,15 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         d->layout.opaque = ext_bytes;
         d->layout.opaque_len = 11;
         d->buffer_count = 2;
-        set_buffer(d, 0, 100);
-        set_buffer(d, 1, 0);
+        test_set_buffer(d, 0, 100);
+        test_set_buffer(d, 1, 0);
         return d;
     case 14:
         d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
         d->layout.opaque = ext_bytes;
         d->layout.opaque_len = 13;
         d->buffer_count = 1;
-        set_buffer(d, 0, 36);
+        test_set_buffer(d, 0, 36);
         return d;
     case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
     case 16:
@@ -268,7 +245,7 @@ static struct hurray_item *tensor_item(struct hurray_descriptor *d, unsigned see
 static struct hurray_item *catalogue_item(unsigned k) {
     struct hurray_descriptor *d = catalogue(k);
     assert_non_null(d);
-    fill_buffers(d);
+    test_fill_buffers(d, 40);
     return tensor_item(d, k);
 }
 
@@ -304,7 +281,7 @@ static struct hurray_item *box_member(const uint64_t *shape, const uint64_t *off
     d->shard.global_shape[0] = d->shard.global_shape[1] = 4;
     d->shard.global_offset[0] = offset[0];
     d->shard.global_offset[1] = offset[1];
-    fill_buffers(d);
+    test_fill_buffers(d, 40);
     return tensor_item(d, seed);
 }
 
@@ -322,7 +299,7 @@ static struct hurray_item *partition_item(void) {
 static struct hurray_item *overlay_item(void) {
     struct hurray_descriptor *base =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
-    fill_buffers(base);
+    test_fill_buffers(base, 40);
     struct hurray_item *m[2] = {tensor_item(base, 60),
                                 box_member((uint64_t[]){2, 2}, (uint64_t[]){1, 1}, 0, 1, 61)};
     struct hurray_item *it = composite_item(
@@ -336,7 +313,7 @@ static struct hurray_item *overlay_item(void) {
 static struct hurray_item *group_item(void) {
     struct hurray_descriptor *t = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                            (uint64_t[]){3});
-    fill_buffers(t);
+    test_fill_buffers(t, 40);
     struct hurray_item *m[2] = {tensor_item(t, 70), partition_item()};
     return composite_item(head_new(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE, 2, 1, (uint64_t[]){2}),
                           m, 2);
@@ -546,7 +523,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     d->buffer_count = 1;
-    set_buffer(d, 0, 24);
+    test_set_buffer(d, 0, 24);
     struct hurray_item *it = tensor_item(d, 0);
     for (int k = 0; k < 6; k++) {
         float v = (float)(k + 1);

@@ -153,3 +153,25 @@ void test_error_poison(struct hurray_error *err) {
     err->field[sizeof err->field - 1] = '\0';
     err->message[sizeof err->message - 1] = '\0';
 }
+
+void test_set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size) {
+    d->buffers[i].size = size;
+    d->buffers[i].alignment_log2 = size ? 6 : 0;
+    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+}
+
+void test_fill_buffers(struct hurray_descriptor *d, uint64_t unknown_size) {
+    int count = -1;
+    uint64_t sizes[HURRAY_MAX_BUFFERS];
+    uint8_t known[HURRAY_MAX_BUFFERS];
+    struct hurray_error err;
+    assert_status(hurray_descriptor_expected_buffer_count(d, &count, &err), HURRAY_OK);
+    if (count < 0) return;
+    d->buffer_count = (uint8_t)count;
+    for (int i = 0; i < count; i++) test_set_buffer(d, (unsigned)i, 0);
+    int st = hurray_descriptor_required_sizes(d, sizes, known, &err);
+    if (st != HURRAY_OK) print_error("required_sizes: %s: %s\n", hurray_status_name(st), err.message);
+    assert_status(st, HURRAY_OK);
+    for (int i = 0; i < count; i++)
+        test_set_buffer(d, (unsigned)i, known[i] ? sizes[i] : unknown_size);
+}

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "hurray/alloc.h"
+#include "hurray/descriptor.h"
 #include "hurray/status.h"
 
 /* ---- failure-injecting allocator ---------------------------------------- */
@@ -80,5 +81,13 @@ void test_status_equal_at(int status, int code, const char *file, int line);
 
 /* Fills an error record with junk so a test can see what a call wrote. */
 void test_error_poison(struct hurray_error *err);
+
+/* Buffer-table helpers for tests that build descriptors. test_set_buffer: entry i
+ * of `size` bytes, alignment 64 (1 when empty), producer_synced. test_fill_buffers:
+ * buffer_count = L + Q and each buffer exactly its requirement, `unknown_size`
+ * bytes where a requirement cannot be evaluated; private/unknown layouts keep the
+ * caller's table. */
+void test_set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size);
+void test_fill_buffers(struct hurray_descriptor *d, uint64_t unknown_size);
 
 #endif
