@@ -60,11 +60,13 @@ void hurray_error_clear(struct hurray_error *err) {
     err->offset = 0;
     err->field[0] = '\0';
     err->message[0] = '\0';
+    err->sys_errno = 0;
 }
 
 static void fill(struct hurray_error *err, int code, const char *field, const char *fmt,
                  va_list ap) {
     err->code = code;
+    err->sys_errno = 0;
     snprintf(err->field, sizeof err->field, "%s", field ? field : "");
     vsnprintf(err->message, sizeof err->message, fmt, ap);
 }

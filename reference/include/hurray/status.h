@@ -53,6 +53,9 @@ struct hurray_error {
     uint64_t offset;                       /* byte offset in the input, if known */
     char field[HURRAY_ERROR_FIELD_MAX];    /* e.g. "shape[2]", "buffers[1].size" */
     char message[HURRAY_ERROR_MESSAGE_MAX];/* human-readable, names the field */
+    int sys_errno;                         /* IO: the system's error number (POSIX
+                                              values: ENOENT, EACCES, ETIMEDOUT...);
+                                              0 when no system call failed */
 };
 
 /* "OK", "TRUNCATED", ... ; "UNKNOWN" for a value outside the table. Never NULL. */

@@ -1,0 +1,401 @@
+/* The operating-system layer for POSIX systems (Linux, macOS, the BSDs).
+ * See os.h: this is the only file of libhurray that makes system calls. */
+#if !defined(_WIN32)
+
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE 1
+#endif
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE 1 /* realpath, MAP_* on older glibc */
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "os.h"
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+#ifndef O_NOCTTY
+#define O_NOCTTY 0
+#endif
+
+/* Largest single read/write request: well below SSIZE_MAX everywhere, and
+ * below the 2 GiB - 4 KiB Linux caps a transfer at anyway. */
+#define IO_CHUNK ((size_t)1 << 30)
+
+int hri_os_fail(struct hurray_error *err, int errnum, const char *field, const char *what,
+                const char *path) {
+    char msg[128];
+    if (strerror_r(errnum, msg, sizeof msg) != 0) snprintf(msg, sizeof msg, "errno %d", errnum);
+    int st = path ? hri_fail(err, HURRAY_E_IO, field, "%s \"%.200s\": %s", what, path, msg)
+                  : hri_fail(err, HURRAY_E_IO, field, "%s: %s", what, msg);
+    if (err) err->sys_errno = errnum;
+    return st;
+}
+
+/* ---- reading files ---------------------------------------------------------------------- */
+
+static const char *kind_name(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+int hri_os_file_size(hri_os_fd fd, const char *path, uint64_t *size, struct hurray_error *err) {
+    struct stat st;
+    if (fstat((int)fd, &st) != 0) return hri_os_fail(err, errno, "file", "cannot stat", path);
+    if (!S_ISREG(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        int s = hri_fail(err, HURRAY_E_IO, "file",
+                         "\"%.200s\" is %s, not a regular file: refused before reading", path,
+                         kind_name(st.st_mode));
+        if (err) err->sys_errno = e;
+        return s;
+    }
+    *size = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
+    return HURRAY_OK;
+}
+
+int hri_os_open_regular(const char *path, hri_os_fd *fd, uint64_t *size,
+                        struct hurray_error *err) {
+    int f;
+    HR_FAIL_IF(!path || !fd || !size, err, HURRAY_E_ARGUMENT, "path", "open: NULL argument");
+    /* Non-blocking: opening a FIFO with no writer must not wait. */
+    do {
+        f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    } while (f < 0 && errno == EINTR);
+    if (f < 0) return hri_os_fail(err, errno, "file", "cannot open", path);
+    int st = hri_os_file_size((hri_os_fd)f, path, size, err);
+    if (st == HURRAY_OK) {
+        int fl = fcntl(f, F_GETFL);
+        if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0)
+            st = hri_os_fail(err, errno, "file", "cannot configure", path);
+    }
+    if (st != HURRAY_OK) {
+        close(f);
+        return st;
+    }
+    *fd = (hri_os_fd)f;
+    return HURRAY_OK;
+}
+
+int hri_os_pread(hri_os_fd fd, void *dst, size_t n, uint64_t off, size_t *got,
+                 const char *path, struct hurray_error *err) {
+    size_t done = 0;
+    uint8_t *p = dst;
+    HR_FAIL_IF(off > (uint64_t)INT64_MAX || n > (uint64_t)INT64_MAX - off, err, HURRAY_E_OVERFLOW,
+               "file", "read of %zu bytes at %llu: past the largest file offset", n,
+               (unsigned long long)off);
+    while (done < n) {
+        size_t chunk = n - done > IO_CHUNK ? IO_CHUNK : n - done;
+        ssize_t r = pread((int)fd, p + done, chunk, (off_t)(off + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return hri_os_fail(err, errno, "file", "cannot read", path);
+        if (r == 0) break;
+        done += (size_t)r;
+    }
+    *got = done;
+    return HURRAY_OK;
+}
+
+size_t hri_os_map_granularity(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096u;
+}
+
+int hri_os_map_private(hri_os_fd fd, uint64_t off, uint64_t len, const char *path, void **addr,
+                       struct hri_os_mapping *m, struct hurray_error *err) {
+    uint64_t g = hri_os_map_granularity();
+    uint64_t start = off - off % g, total;
+    HR_FAIL_IF(len == 0, err, HURRAY_E_ARGUMENT, "file", "map: empty range");
+    HR_FAIL_IF(hri_add_u64(off - start, len, &total) || total > SIZE_MAX ||
+                   start > (uint64_t)INT64_MAX,
+               err, HURRAY_E_NOMEM, "file", "map \"%.200s\": %llu bytes at %llu cannot be mapped",
+               path ? path : "", (unsigned long long)len, (unsigned long long)off);
+    /* Copy-on-write: writable pages that never reach the file. */
+    void *b = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_PRIVATE, (int)fd,
+                   (off_t)start);
+    if (b == MAP_FAILED) return hri_os_fail(err, errno, "file", "cannot map", path);
+    m->base = b;
+    m->len = (size_t)total;
+    *addr = (uint8_t *)b + (off - start);
+    return HURRAY_OK;
+}
+
+void hri_os_unmap(struct hri_os_mapping *m) {
+    if (!m || !m->base) return;
+    munmap(m->base, m->len);
+    m->base = NULL;
+    m->len = 0;
+}
+
+/* ---- handles ----------------------------------------------------------------------------- */
+
+int hri_os_dup(hri_os_fd fd, hri_os_fd *out, const char *field, struct hurray_error *err) {
+    HR_FAIL_IF(fd < 0 || fd > INT_MAX, err, HURRAY_E_ARGUMENT, field, "%s: %lld is not a descriptor",
+               field, (long long)fd);
+    int d = fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
+    if (d < 0) return hri_os_fail(err, errno, field, "dup", NULL);
+    *out = (hri_os_fd)d;
+    return HURRAY_OK;
+}
+
+int hri_os_close(hri_os_fd *fd, const char *path, struct hurray_error *err) {
+    if (!fd || *fd == HRI_OS_NO_FD) return HURRAY_OK;
+    int r = close((int)*fd); /* POSIX: never retry close, even after EINTR */
+    *fd = HRI_OS_NO_FD;
+    if (r != 0 && errno != EINTR) return hri_os_fail(err, errno, "file", "cannot close", path);
+    return HURRAY_OK;
+}
+
+/* ---- wakers ------------------------------------------------------------------------------ */
+
+struct hri_os_waker {
+    int rd, wr; /* a self-pipe: readable once signalled */
+};
+
+int hri_os_waker_create(struct hri_os_waker **out, struct hurray_error *err) {
+    int p[2];
+    struct hri_os_waker *w = malloc(sizeof *w);
+    HR_FAIL_IF(!w, err, HURRAY_E_NOMEM, "waker", "waker: out of memory");
+    if (pipe(p) != 0) {
+        int e = errno;
+        free(w);
+        return hri_os_fail(err, e, "waker", "pipe", NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(p[i], F_SETFD, FD_CLOEXEC);
+        fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
+    }
+    w->rd = p[0];
+    w->wr = p[1];
+    *out = w;
+    return HURRAY_OK;
+}
+
+void hri_os_waker_signal(struct hri_os_waker *w) {
+    if (!w) return;
+    static const char one = 1;
+    ssize_t r;
+    do {
+        r = write(w->wr, &one, 1); /* a full pipe is already signalled */
+    } while (r < 0 && errno == EINTR);
+}
+
+void hri_os_waker_destroy(struct hri_os_waker *w) {
+    if (!w) return;
+    close(w->rd);
+    close(w->wr);
+    free(w);
+}
+
+/* ---- blocking transport I/O -------------------------------------------------------------- */
+
+/* Waits until `fd` is ready for `events`, honouring the timeout, the EINTR
+ * hook and the waker. The timeout bounds each wait for readiness: a peer that
+ * keeps sending, however slowly, is not cut off. */
+static int wait_ready(int fd, short events, const struct hri_os_wait *w, const char *field,
+                      const char *what, struct hurray_error *err) {
+    struct pollfd p[2] = {{fd, events, 0}, {-1, POLLIN, 0}};
+    nfds_t n = 1;
+    int timeout = w ? w->timeout_ms : -1;
+    if (w && w->waker) {
+        p[1].fd = w->waker->rd;
+        n = 2;
+    }
+    for (;;) {
+        int r = poll(p, n, timeout < 0 ? -1 : timeout);
+        if (r > 0) break;
+        if (r == 0) return hri_os_fail(err, ETIMEDOUT, field, what, NULL);
+        if (errno != EINTR) return hri_os_fail(err, errno, field, "poll", NULL);
+        if (w && w->on_eintr && w->on_eintr(w->ctx) != 0)
+            return hri_os_fail(err, EINTR, field, what, NULL);
+    }
+    if (n == 2 && p[1].revents) return hri_os_fail(err, ECANCELED, field, what, NULL);
+    return HURRAY_OK;
+}
+
+static int is_would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
+
+/* Whether a wait for readiness must come before the call: a timeout or a
+ * waker needs poll to run first; otherwise the call itself blocks. */
+static int must_poll_first(const struct hri_os_wait *w) {
+    return w && (w->timeout_ms >= 0 || w->waker);
+}
+
+int hri_os_read(hri_os_fd fd, void *dst, size_t cap, size_t *got, const struct hri_os_wait *w,
+                const char *field, struct hurray_error *err) {
+    if (cap > IO_CHUNK) cap = IO_CHUNK;
+    if (must_poll_first(w)) HR_TRY(wait_ready((int)fd, POLLIN, w, field, "stream read", err));
+    for (;;) {
+        ssize_t n = read((int)fd, dst, cap);
+        if (n >= 0) {
+            *got = (size_t)n;
+            return HURRAY_OK;
+        }
+        int e = errno;
+        if (e == EINTR) {
+            if (w && w->on_eintr && w->on_eintr(w->ctx) != 0)
+                return hri_os_fail(err, EINTR, field, "stream read", NULL);
+        } else if (is_would_block(e)) {
+            HR_TRY(wait_ready((int)fd, POLLIN, w, field, "stream read", err));
+        } else {
+            return hri_os_fail(err, e, field, "stream read", NULL);
+        }
+    }
+}
+
+int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count,
+                      const struct hri_os_wait *w, const char *field, struct hurray_error *err) {
+    struct iovec v[64];
+    size_t i = 0, skip = 0; /* iov[i] is next, its first `skip` bytes already written */
+    while (i < count) {
+        int k = 0;
+        size_t total = 0;
+        for (size_t j = i; j < count && k < 64 && total < IO_CHUNK; j++) {
+            size_t off = j == i ? skip : 0;
+            size_t len = iov[j].len - off;
+            if (len > IO_CHUNK - total) len = IO_CHUNK - total;
+            if (len == 0) continue;
+            v[k].iov_base = (void *)((const uint8_t *)iov[j].base + off);
+            v[k].iov_len = len;
+            total += len;
+            k++;
+        }
+        if (k == 0) break; /* only empty ranges left */
+        if (must_poll_first(w)) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
+        ssize_t r = writev((int)fd, v, k);
+        if (r < 0) {
+            int e = errno;
+            if (e == EINTR) {
+                if (w && w->on_eintr && w->on_eintr(w->ctx) != 0)
+                    return hri_os_fail(err, EINTR, field, "write", NULL);
+                continue;
+            }
+            if (is_would_block(e)) {
+                HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
+                continue;
+            }
+            return hri_os_fail(err, e, field, "write", NULL); /* EPIPE: the reader is gone */
+        }
+        if (r == 0) return hri_os_fail(err, EIO, field, "write (no progress)", NULL);
+        size_t left = (size_t)r;
+        while (i < count && left >= iov[i].len - skip) {
+            left -= iov[i].len - skip;
+            skip = 0;
+            i++;
+        }
+        skip += left;
+    }
+    return HURRAY_OK;
+}
+
+int hri_os_write_all(hri_os_fd fd, const void *src, size_t n, const struct hri_os_wait *w,
+                     const char *field, struct hurray_error *err) {
+    struct hri_os_iovec one = {src, n};
+    return hri_os_writev_all(fd, &one, 1, w, field, err);
+}
+
+/* ---- replacing a file atomically --------------------------------------------------------- */
+
+unsigned long hri_os_pid(void) { return (unsigned long)getpid(); }
+
+uint64_t hri_os_unique(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The path a write to `target` should replace: a symbolic link's final
+ * target (so the link survives), else `target` itself. */
+static const char *resolve_target(const char *target, char *buf, size_t cap) {
+    struct stat st;
+    if (lstat(target, &st) != 0 || !S_ISLNK(st.st_mode)) return target;
+    char *r = realpath(target, NULL);
+    if (!r) return target; /* dangling: replace the link itself */
+    int n = snprintf(buf, cap, "%s", r);
+    free(r);
+    return n > 0 && (size_t)n < cap ? buf : target;
+}
+
+int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
+                       struct hurray_error *err) {
+    char real[4096];
+    const char *dest = resolve_target(target, real, sizeof real);
+    struct stat st;
+    mode_t mode = 0666;
+    int keep_mode = stat(dest, &st) == 0 && S_ISREG(st.st_mode);
+    if (keep_mode) mode = st.st_mode & 07777;
+    uint64_t u = hri_os_unique();
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        int n = snprintf(tmp, cap, "%s.hurray-tmp-%lu-%llx%02x", dest, hri_os_pid(),
+                         (unsigned long long)u, attempt);
+        HR_FAIL_IF(n < 0 || (size_t)n >= cap, err, HURRAY_E_ARGUMENT, "path",
+                   "path: too long (%zu bytes)", strlen(dest));
+        int f;
+        do {
+            f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep_mode ? 0600 : mode);
+        } while (f < 0 && errno == EINTR);
+        if (f >= 0) {
+            /* The target's own mode, exactly (open applied the umask). */
+            if (keep_mode && fchmod(f, mode) != 0) {
+                int e = errno;
+                close(f);
+                unlink(tmp);
+                return hri_os_fail(err, e, "path", "cannot set the mode of", tmp);
+            }
+            *fd = (hri_os_fd)f;
+            return HURRAY_OK;
+        }
+        if (errno != EEXIST)
+            return hri_os_fail(err, errno, "path", "cannot create a file beside", dest);
+    }
+    return hri_fail(err, HURRAY_E_IO, "path", "cannot create a temporary file beside \"%.200s\"",
+                    dest);
+}
+
+int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err) {
+    int r;
+    do {
+        r = fsync((int)fd);
+    } while (r != 0 && errno == EINTR);
+    /* Pipes, sockets and some file systems cannot sync: not an error. */
+    if (r != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP)
+        return hri_os_fail(err, errno, "file", "cannot sync", path);
+    return HURRAY_OK;
+}
+
+int hri_os_replace(const char *tmp, const char *target, struct hurray_error *err) {
+    char real[4096];
+    const char *dest = resolve_target(target, real, sizeof real);
+    if (rename(tmp, dest) != 0) return hri_os_fail(err, errno, "path", "cannot replace", dest);
+    return HURRAY_OK;
+}
+
+void hri_os_remove(const char *path) {
+    if (path) unlink(path);
+}
+
+#else
+/* Windows builds compile os_win32.c instead. ISO C forbids an empty unit. */
+typedef int hri_os_posix_unused;
+#endif
