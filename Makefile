@@ -72,12 +72,23 @@ CBOR_CFLAGS := $(shell pkg-config --cflags libcbor 2>/dev/null)
 CBOR_LIBS   := $(or $(shell pkg-config --libs libcbor 2>/dev/null),-lcbor)
 HARNESS      := $(BUILD)/harness/hurray-conformance
 ASAN_HARNESS := $(BUILD)/asan/harness/hurray-conformance
+# The C testee: libhurray behind the testee protocol (docs/conformance/testee-protocol.md),
+# harness/testee/*.c plus the harness's CBOR writer, SHA-256 and limit-name table.
+TESTEE_SRC  := $(sort $(wildcard harness/testee/*.c)) harness/src/cborw.c harness/src/sha256.c \
+               harness/src/hc_limits.c
+TESTEE_HDR  := $(wildcard harness/testee/*.h) harness/src/cborw.h harness/src/sha256.h \
+               harness/src/hc_limits.h
+TESTEE      := $(BUILD)/harness/hurray-testee
 
 define harness_rule # $(1)=build dir, $(2)=compiler, $(3)=extra flags
 $(1)/harness/hurray-conformance: $(HARNESS_SRC) $(HARNESS_HDR) $(1)/libhurray.a $(LIB_HDR)
 	@mkdir -p $$(@D)
 	$(2) $$(CSTD) $$(WARN) $$(OPT) $(3) $$(HARNESS_CPPFLAGS) $$(CBOR_CFLAGS) \
 	  $(HARNESS_SRC) $(1)/libhurray.a $$(CBOR_LIBS) -lm -o $$@
+$(1)/harness/hurray-testee: $(TESTEE_SRC) $(TESTEE_HDR) $(1)/libhurray.a $(LIB_HDR)
+	@mkdir -p $$(@D)
+	$(2) $$(CSTD) $$(WARN) $$(OPT) $(3) $$(HARNESS_CPPFLAGS) -Iharness/testee $$(CBOR_CFLAGS) \
+	  $(TESTEE_SRC) $(1)/libhurray.a $$(CBOR_LIBS) -lm -o $$@
 endef
 $(eval $(call harness_rule,$(BUILD),$(CC),))
 $(eval $(call harness_rule,$(BUILD)/asan,$(SAN_CC),$(SAN_FLAGS)))
@@ -147,7 +158,7 @@ valgrind: $(TESTS)
 	    $$t >/dev/null; done; echo "valgrind: clean"
 
 ifneq ($(HARNESS_SRC),)
-harness: $(HARNESS)
+harness: $(HARNESS) $(TESTEE)
 
 # Every vector of the corpus through the C reference; the harness prints the report.
 # (The Python half of conformance joins here with the binding.) deps first: on a fresh
