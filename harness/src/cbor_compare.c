@@ -79,12 +79,16 @@ static int is_ident(const char *s, size_t len) {
     return 1;
 }
 
-static const char *key_path(char buf[HC_PATH_MAX], const char *path, const cbor_item_t *key) {
+/* `path.key` for the schema's keys, `path["key"]` for keys that are data (a
+ * KV map's keys). */
+static const char *key_path(char buf[HC_PATH_MAX], const char *path, const cbor_item_t *key,
+                            int data_keys) {
     const char *s = (const char *)cbor_string_handle(key);
     size_t len = cbor_string_length(key);
     char esc[64];
     if (!s) s = "";
-    if (is_ident(s, len) && len < 48) return hc_pathf(buf, "%s.%.*s", path, (int)len, s);
+    if (!data_keys && is_ident(s, len) && len < 48)
+        return hc_pathf(buf, "%s.%.*s", path, (int)len, s);
     hc_printable(esc, sizeof esc, s, len > 40 ? 40 : len);
     return hc_pathf(buf, "%s[\"%s%s\"]", path, esc, len > 40 ? "..." : "");
 }
@@ -99,10 +103,16 @@ static int keys_equal(const cbor_item_t *a, const cbor_item_t *b) {
 }
 
 static void compare(struct hc_log *log, const char *path, const cbor_item_t *want,
-                    const cbor_item_t *got, unsigned depth);
+                    const cbor_item_t *got, unsigned depth, int data_keys);
+
+/* The KV maps of the schema: "entries" of kind kv and "kv" of kind file. */
+static int holds_data_keys(const cbor_item_t *key, const cbor_item_t *value) {
+    return cbor_isa_map(value) &&
+           (hc_tstr_equals(key, "entries") == 0 || hc_tstr_equals(key, "kv") == 0);
+}
 
 static void compare_map(struct hc_log *log, const char *path, const cbor_item_t *want,
-                        const cbor_item_t *got, unsigned depth) {
+                        const cbor_item_t *got, unsigned depth, int data_keys) {
     size_t nw = cbor_map_size(want), ng = cbor_map_size(got);
     struct cbor_pair *pw = cbor_map_handle(want), *pg = cbor_map_handle(got);
     char p[HC_PATH_MAX];
@@ -113,7 +123,7 @@ static void compare_map(struct hc_log *log, const char *path, const cbor_item_t 
         }
         for (size_t k = 0; k < j; k++)
             if (keys_equal(pg[j].key, pg[k].key)) {
-                hc_fail(log, "%s: key twice", key_path(p, path, pg[j].key));
+                hc_fail(log, "%s: key twice", key_path(p, path, pg[j].key, data_keys));
                 return;
             }
     }
@@ -121,19 +131,20 @@ static void compare_map(struct hc_log *log, const char *path, const cbor_item_t 
         const cbor_item_t *value = NULL;
         for (size_t j = 0; j < ng && !value; j++)
             if (keys_equal(pw[i].key, pg[j].key)) value = pg[j].value;
-        key_path(p, path, pw[i].key);
+        key_path(p, path, pw[i].key, data_keys);
         if (!value) hc_fail(log, "%s: missing", p);
-        else compare(log, p, pw[i].value, value, depth + 1);
+        else compare(log, p, pw[i].value, value, depth + 1,
+                     !data_keys && holds_data_keys(pw[i].key, pw[i].value));
     }
     for (size_t j = 0; j < ng; j++) {
         int known = 0;
         for (size_t i = 0; i < nw && !known; i++) known = keys_equal(pw[i].key, pg[j].key);
-        if (!known) hc_fail(log, "%s: unexpected key", key_path(p, path, pg[j].key));
+        if (!known) hc_fail(log, "%s: unexpected key", key_path(p, path, pg[j].key, data_keys));
     }
 }
 
 static void compare(struct hc_log *log, const char *path, const cbor_item_t *want,
-                    const cbor_item_t *got, unsigned depth) {
+                    const cbor_item_t *got, unsigned depth, int data_keys) {
     char p[HC_PATH_MAX];
     if (!got) {
         hc_fail(log, "%s: missing", path);
@@ -179,11 +190,11 @@ static void compare(struct hc_log *log, const char *path, const cbor_item_t *wan
         hc_cmp_u64(log, hc_pathf(p, "%s (length)", path), nw, ng);
         cbor_item_t **iw = cbor_array_handle(want), **ig = cbor_array_handle(got);
         for (size_t i = 0; i < nw && i < ng; i++)
-            compare(log, hc_pathf(p, "%s[%zu]", path, i), iw[i], ig[i], depth + 1);
+            compare(log, hc_pathf(p, "%s[%zu]", path, i), iw[i], ig[i], depth + 1, 0);
         break;
     }
     case CBOR_TYPE_MAP:
-        compare_map(log, path, want, got, depth);
+        compare_map(log, path, want, got, depth, data_keys);
         break;
     case CBOR_TYPE_TAG:
         if (cbor_tag_value(want) != cbor_tag_value(got)) {
@@ -192,7 +203,7 @@ static void compare(struct hc_log *log, const char *path, const cbor_item_t *wan
         }
         {
             cbor_item_t *a = cbor_tag_item(want), *b = cbor_tag_item(got);
-            compare(log, path, a, b, depth + 1);
+            compare(log, path, a, b, depth + 1, 0);
             cbor_decref(&a);
             cbor_decref(&b);
         }
@@ -217,5 +228,5 @@ void hc_cbor_compare(struct hc_log *log, const char *path, const cbor_item_t *wa
         hc_fail(log, "%s: the manifest has no value to compare with", path);
         return;
     }
-    compare(log, path, want, got, 0);
+    compare(log, path, want, got, 0, 0);
 }

@@ -547,7 +547,6 @@ struct hc_testee_stats {
     unsigned starts, restarts, failed_starts;
     unsigned timeouts, crashes, garbage; /* transport failures, each failed a vector */
     unsigned not_run;                    /* requests refused after giving up */
-    unsigned exits_after_answer;
 };
 
 struct hc_testee;

@@ -159,10 +159,11 @@ static void check_list_ids(const struct hc_failure_list *fl, const struct hc_man
 
 static void print_testee(const struct hc_testee *t, FILE *out) {
     const struct hc_testee_stats *s = hc_testee_stats(t);
-    fprintf(out, "testee: %s %s (%s): %u start%s, %u timeout%s, %u crash%s, %u garbage answer%s\n",
+    fprintf(out, "testee: %s %s (%s): %u start%s (%u failed), %u timeout%s, %u crash%s, "
+                 "%u garbage answer%s\n",
             hc_testee_name(t), hc_testee_version(t), hc_testee_command(t), s->starts,
-            s->starts == 1 ? "" : "s", s->timeouts, s->timeouts == 1 ? "" : "s", s->crashes,
-            s->crashes == 1 ? "" : "es", s->garbage, s->garbage == 1 ? "" : "s");
+            s->starts == 1 ? "" : "s", s->failed_starts, s->timeouts, s->timeouts == 1 ? "" : "s",
+            s->crashes, s->crashes == 1 ? "" : "es", s->garbage, s->garbage == 1 ? "" : "s");
 }
 
 /* The filters look at the raw id and kind, before the vector is parsed. */

@@ -39,7 +39,6 @@ struct hc_testee {
     int from_fd; /* its stdout */
     unsigned failures_in_a_row;
     int gave_up;
-    int exited_after_answer;
     char gave_up_why[HC_MSG_MAX];
     char last_why[HC_MSG_MAX];
     char name[128], version[64];
@@ -366,10 +365,7 @@ static enum io exchange(struct hc_testee *t, const uint8_t *req, size_t len, cbo
         cbor_decref(&item);
         return IO_GARBAGE;
     }
-    if (eof) { /* it answered, then closed its output: restart it next time */
-        t->stats.exits_after_answer++;
-        t->exited_after_answer = 1;
-    }
+    (void)eof; /* it answered, then closed its output: the next request finds it gone */
     *resp = item;
     return IO_OK;
 }
@@ -420,13 +416,6 @@ static int start(struct hc_testee *t, char *why, size_t cap) {
     copy_text(t->name, sizeof t->name, map_get(resp, "name"));
     copy_text(t->version, sizeof t->version, map_get(resp, "version"));
     cbor_decref(&resp);
-    if (t->exited_after_answer) {
-        char how[128];
-        t->exited_after_answer = 0;
-        reap_dead(t, how, sizeof how);
-        snprintf(why, cap, "testee %s right after its answer to hello", how);
-        return -1;
-    }
     return 0;
 }
 
@@ -461,9 +450,6 @@ int hc_testee_call(struct hc_testee *t, const uint8_t *req, size_t len, const ch
     switch (r) {
     case IO_OK:
         t->failures_in_a_row = 0;
-        /* a testee that exited after answering is restarted for the next request */
-        if (t->exited_after_answer) reap_dead(t, how, sizeof how);
-        t->exited_after_answer = 0;
         return 0;
     case IO_TIMEOUT:
         t->stats.timeouts++;
