@@ -253,6 +253,12 @@ test: deps
 trace: deps
 	$(VENV)/bin/python docs/conformance/trace.py --check
 
+# The released corpus: $(BUILD)/hurray-conformance-vectors-<format>-<corpus>.tar.gz (vectors,
+# manifest, SCHEMA.md, the testee protocol, the spec, SHA256SUMS, a README), reproducible
+# byte for byte (vectors/release.py).
+corpus-release: deps
+	$(VENV)/bin/python vectors/release.py --vectors $(VECTORS) --out $(BUILD)
+
 # The committed corpus must be exactly what the independent generator writes.
 vectors-check:
 	PYTHON=$(abspath $(VENV))/bin/python bash vectors/gen/check_determinism.sh && echo "vectors: corpus matches the generator"

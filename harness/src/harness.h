@@ -103,7 +103,7 @@ enum hc_kind hc_kind_from_name(const char *name);
 /* The first manifest schema_version that has the kind. */
 unsigned hc_kind_min_schema(enum hc_kind k);
 #define HC_SCHEMA_MIN 1u
-#define HC_SCHEMA_MAX 2u
+#define HC_SCHEMA_MAX 3u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
