@@ -345,3 +345,21 @@ def test_write_failure_list_round_trips(work, tmp_path):
     assert ids == ["n_kv_cut", "y_desc_coo_nnz2"]
     r = run(d, TESTEE, "--failure-list", str(out))
     assert r.code == 0, r.out
+
+
+@pytest.mark.parametrize("through_testee", [False, True])
+def test_schema3_outcome_names(work, through_testee):
+    """Schema 3 spells success "OK" (a key of error_codes); the older "ok" still reads."""
+    d, m = work
+    m["schema_version"] = 3
+    vec(m, "i_desc_descriptor_limit_64")["i_outcomes"] = ["OK", "LIMIT"]
+    save(d, m)
+    args = ["--testee", TESTEE] if through_testee else []
+    proc = subprocess.run([HARNESS, "--vectors", str(d), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "IMPL i_desc_descriptor_limit_64: LIMIT (allowed: ok, LIMIT)" in proc.stdout
+    vec(m, "i_desc_descriptor_limit_64")["i_outcomes"] = ["OK"]
+    save(d, m)
+    proc = subprocess.run([HARNESS, "--vectors", str(d), *args], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "FAIL i_desc_descriptor_limit_64: implementation-defined outcome LIMIT" in proc.stdout
