@@ -6,6 +6,7 @@
  * decoded.entries["a b"].list[2]); the manifest side is schema-checked
  * canonical CBOR, the testee side anything well-formed. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -97,9 +98,27 @@ static int text_key(const cbor_item_t *k) {
     return cbor_isa_string(k) && cbor_string_is_definite(k);
 }
 
-static int keys_equal(const cbor_item_t *a, const cbor_item_t *b) {
-    size_t la = cbor_string_length(a), lb = cbor_string_length(b);
-    return la == lb && (la == 0 || memcmp(cbor_string_handle(a), cbor_string_handle(b), la) == 0);
+/* Key order for the merge below: bytewise, then by length. */
+static int key_cmp(const cbor_item_t *a, const cbor_item_t *b) {
+    size_t la = cbor_string_length(a), lb = cbor_string_length(b), n = la < lb ? la : lb;
+    int c = n ? memcmp(cbor_string_handle(a), cbor_string_handle(b), n) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return (la > lb) - (la < lb);
+}
+
+static int pair_cmp(const void *a, const void *b) {
+    return key_cmp((*(const struct cbor_pair *const *)a)->key, (*(const struct cbor_pair *const *)b)->key);
+}
+
+/* The pairs of a map sorted by key (a heap array of pointers), or NULL (OOM). */
+static struct cbor_pair **sorted_pairs(const cbor_item_t *map) {
+    size_t n = cbor_map_size(map);
+    struct cbor_pair *pairs = cbor_map_handle(map);
+    struct cbor_pair **out = malloc((n ? n : 1) * sizeof *out);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) out[i] = &pairs[i];
+    qsort(out, n, sizeof *out, pair_cmp);
+    return out;
 }
 
 static void compare(struct hc_log *log, const char *path, const cbor_item_t *want,
@@ -111,36 +130,50 @@ static int holds_data_keys(const cbor_item_t *key, const cbor_item_t *value) {
            (hc_tstr_equals(key, "entries") == 0 || hc_tstr_equals(key, "kv") == 0);
 }
 
+/* Both maps' pairs sorted by key, then merged: O(n log n) for maps of any size. */
 static void compare_map(struct hc_log *log, const char *path, const cbor_item_t *want,
                         const cbor_item_t *got, unsigned depth, int data_keys) {
     size_t nw = cbor_map_size(want), ng = cbor_map_size(got);
-    struct cbor_pair *pw = cbor_map_handle(want), *pg = cbor_map_handle(got);
     char p[HC_PATH_MAX];
-    for (size_t j = 0; j < ng; j++) {
+    struct cbor_pair *pg = cbor_map_handle(got);
+    for (size_t j = 0; j < ng; j++)
         if (!text_key(pg[j].key)) {
             hc_fail(log, "%s: a key of type %s (keys are text)", path, hc_cbor_type_name(pg[j].key));
             return;
         }
-        for (size_t k = 0; k < j; k++)
-            if (keys_equal(pg[j].key, pg[k].key)) {
-                hc_fail(log, "%s: key twice", key_path(p, path, pg[j].key, data_keys));
-                return;
-            }
+    struct cbor_pair **sw = sorted_pairs(want), **sg = sorted_pairs(got);
+    if (!sw || !sg) {
+        hc_fail(log, "%s: out of memory", path);
+        free(sw);
+        free(sg);
+        return;
     }
-    for (size_t i = 0; i < nw; i++) {
-        const cbor_item_t *value = NULL;
-        for (size_t j = 0; j < ng && !value; j++)
-            if (keys_equal(pw[i].key, pg[j].key)) value = pg[j].value;
-        key_path(p, path, pw[i].key, data_keys);
-        if (!value) hc_fail(log, "%s: missing", p);
-        else compare(log, p, pw[i].value, value, depth + 1,
-                     !data_keys && holds_data_keys(pw[i].key, pw[i].value));
+    for (size_t j = 1; j < ng; j++)
+        if (key_cmp(sg[j - 1]->key, sg[j]->key) == 0) {
+            hc_fail(log, "%s: key twice", key_path(p, path, sg[j]->key, data_keys));
+            free(sw);
+            free(sg);
+            return;
+        }
+    size_t i = 0, j = 0;
+    while (i < nw || j < ng) {
+        int c = i == nw ? 1 : j == ng ? -1 : key_cmp(sw[i]->key, sg[j]->key);
+        if (c < 0) {
+            hc_fail(log, "%s: missing", key_path(p, path, sw[i]->key, data_keys));
+            i++;
+        } else if (c > 0) {
+            hc_fail(log, "%s: unexpected key", key_path(p, path, sg[j]->key, data_keys));
+            j++;
+        } else {
+            key_path(p, path, sw[i]->key, data_keys);
+            compare(log, p, sw[i]->value, sg[j]->value, depth + 1,
+                    !data_keys && holds_data_keys(sw[i]->key, sw[i]->value));
+            i++;
+            j++;
+        }
     }
-    for (size_t j = 0; j < ng; j++) {
-        int known = 0;
-        for (size_t i = 0; i < nw && !known; i++) known = keys_equal(pw[i].key, pg[j].key);
-        if (!known) hc_fail(log, "%s: unexpected key", key_path(p, path, pg[j].key, data_keys));
-    }
+    free(sw);
+    free(sg);
 }
 
 static void compare(struct hc_log *log, const char *path, const cbor_item_t *want,
