@@ -544,9 +544,8 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
 #define HC_PROTOCOL_VERSION 1u
 
 struct hc_testee_stats {
-    unsigned starts, restarts, failed_starts;
+    unsigned starts, failed_starts;      /* processes started; those whose hello failed */
     unsigned timeouts, crashes, garbage; /* transport failures, each failed a vector */
-    unsigned not_run;                    /* requests refused after giving up */
 };
 
 struct hc_testee;

@@ -40,7 +40,6 @@ struct hc_testee {
     unsigned failures_in_a_row;
     int gave_up;
     char gave_up_why[HC_MSG_MAX];
-    char last_why[HC_MSG_MAX];
     char name[128], version[64];
     struct hc_testee_stats stats;
 };
@@ -420,7 +419,6 @@ static int start(struct hc_testee *t, char *why, size_t cap) {
 }
 
 static void count_failure(struct hc_testee *t, const char *why) {
-    snprintf(t->last_why, sizeof t->last_why, "%s", why);
     if (++t->failures_in_a_row >= t->give_up_after && !t->gave_up) {
         t->gave_up = 1;
         snprintf(t->gave_up_why, sizeof t->gave_up_why, "the testee failed %u times in a row "
@@ -434,11 +432,9 @@ int hc_testee_call(struct hc_testee *t, const uint8_t *req, size_t len, const ch
     *resp = NULL;
     if (t->gave_up) {
         snprintf(why, cap, "not run: %s", t->gave_up_why);
-        t->stats.not_run++;
         return -1;
     }
     if (!t->pid) {
-        if (t->stats.starts) t->stats.restarts++;
         if (start(t, msg, sizeof msg)) {
             t->stats.failed_starts++;
             snprintf(why, cap, "%s", msg);
