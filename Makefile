@@ -72,12 +72,23 @@ CBOR_CFLAGS := $(shell pkg-config --cflags libcbor 2>/dev/null)
 CBOR_LIBS   := $(or $(shell pkg-config --libs libcbor 2>/dev/null),-lcbor)
 HARNESS      := $(BUILD)/harness/hurray-conformance
 ASAN_HARNESS := $(BUILD)/asan/harness/hurray-conformance
+# The C testee: libhurray behind the testee protocol (docs/conformance/testee-protocol.md),
+# harness/testee/*.c plus the harness's CBOR writer, SHA-256 and limit-name table.
+TESTEE_SRC  := $(sort $(wildcard harness/testee/*.c)) harness/src/cborw.c harness/src/sha256.c \
+               harness/src/hc_limits.c
+TESTEE_HDR  := $(wildcard harness/testee/*.h) harness/src/cborw.h harness/src/sha256.h \
+               harness/src/hc_limits.h
+TESTEE      := $(BUILD)/harness/hurray-testee
 
 define harness_rule # $(1)=build dir, $(2)=compiler, $(3)=extra flags
 $(1)/harness/hurray-conformance: $(HARNESS_SRC) $(HARNESS_HDR) $(1)/libhurray.a $(LIB_HDR)
 	@mkdir -p $$(@D)
 	$(2) $$(CSTD) $$(WARN) $$(OPT) $(3) $$(HARNESS_CPPFLAGS) $$(CBOR_CFLAGS) \
 	  $(HARNESS_SRC) $(1)/libhurray.a $$(CBOR_LIBS) -lm -o $$@
+$(1)/harness/hurray-testee: $(TESTEE_SRC) $(TESTEE_HDR) $(1)/libhurray.a $(LIB_HDR)
+	@mkdir -p $$(@D)
+	$(2) $$(CSTD) $$(WARN) $$(OPT) $(3) $$(HARNESS_CPPFLAGS) -Iharness/testee $$(CBOR_CFLAGS) \
+	  $(TESTEE_SRC) $(1)/libhurray.a $$(CBOR_LIBS) -lm -o $$@
 endef
 $(eval $(call harness_rule,$(BUILD),$(CC),))
 $(eval $(call harness_rule,$(BUILD)/asan,$(SAN_CC),$(SAN_FLAGS)))
@@ -123,7 +134,8 @@ $(BUILD)/bench/%: bench/c/%.c $(BUILD)/libhurray.a $(LIB_HDR)
 
 # ---------------------------------------------------------------- targets ---
 .PHONY: all lib deps test test-steps vectors-check trace harness-test python-install test-c sanitize valgrind harness conformance \
-        conformance-sanitize fuzz-smoke fuzz-replay fuzz-build bench test-python clean distclean
+        conformance-sanitize conformance-testees corpus-release fuzz-smoke fuzz-replay fuzz-build bench \
+        test-python clean distclean
 all: lib
 lib: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
 
@@ -147,14 +159,17 @@ valgrind: $(TESTS)
 	    $$t >/dev/null; done; echo "valgrind: clean"
 
 ifneq ($(HARNESS_SRC),)
-harness: $(HARNESS)
+harness: $(HARNESS) $(TESTEE)
 
-# Every vector of the corpus through the C reference; the harness prints the report.
-# (The Python half of conformance joins here with the binding.) deps first: on a fresh
-# machine this is the first command a reader runs.
+# Every vector of the corpus through the C reference, linked into the harness and then as a
+# testee over the protocol (docs/conformance/testee-protocol.md); the harness prints the report
+# of each. (The Python half of conformance joins here with the binding.) deps first: on a
+# fresh machine this is the first command a reader runs.
 conformance: deps harness
 	@echo "=== C reference (libhurray) over the corpus"
 	$(HARNESS) $(HARNESS_ARGS)
+	@echo "=== C reference (libhurray) over the corpus, as a testee ($(TESTEE))"
+	$(HARNESS) $(HARNESS_ARGS) --testee $(TESTEE)
 ifneq ($(wildcard python/pyproject.toml),)
 	@echo "=== Python binding (hurray) over the corpus"
 	@$(MAKE) --no-print-directory python-install
@@ -165,12 +180,28 @@ endif
 conformance-sanitize: $(ASAN_HARNESS)
 	$(ASAN_ENV) $(ASAN_HARNESS) $(HARNESS_ARGS) >/dev/null && echo "conformance-sanitize: clean"
 
-# The harness's own tests: schema and hostile-manifest handling on its test corpus, and the
-# proof that it can fail (a perturbed manifest value and vector byte are reported, exactly).
+# Every testee of the repository through the protocol, one report each (testee-protocol.md):
+# libhurray (C), the generator's oracle (Python, an independent implementation) and the
+# minimal descriptor-header testee of docs/conformance/ (with its failure list). Runs them all,
+# then fails if any failed.
+TESTEES := "libhurray (C)|$(TESTEE)|" \
+           "the generator's oracle (Python)|$(abspath $(VENV))/bin/python vectors/gen/testee.py|" \
+           "the minimal testee (Python, descriptor headers only)|$(abspath $(VENV))/bin/python docs/conformance/minimal_testee.py|--kind descriptor --failure-list docs/conformance/minimal_testee.failures"
+conformance-testees: harness
+	@fail=0; for t in $(TESTEES); do \
+	  IFS='|' read -r name cmd extra <<< "$$t"; \
+	  echo "=== testee: $$name"; \
+	  $(HARNESS) $(HARNESS_ARGS) --testee "$$cmd" $$extra || fail=$$((fail + 1)); \
+	done; [ $$fail -eq 0 ] || { echo "conformance-testees: $$fail testee run(s) failed"; exit 1; }
+
+# The harness's own tests: schema and hostile-manifest handling on its test corpus, the proof
+# that it can fail (a perturbed manifest value and vector byte are reported, exactly), the
+# testee protocol against deliberately broken testees, failure lists, the corpus release.
 harness-test: deps harness
-	HURRAY_HARNESS=$(abspath $(HARNESS)) HURRAY_VECTORS=$(abspath vectors) $(VENV)/bin/python -m pytest -q harness/tests
+	HURRAY_HARNESS=$(abspath $(HARNESS)) HURRAY_TESTEE=$(abspath $(TESTEE)) \
+	  HURRAY_VECTORS=$(abspath vectors) $(VENV)/bin/python -m pytest -q harness/tests
 else
-harness conformance conformance-sanitize:
+harness conformance conformance-sanitize conformance-testees:
 	@echo "$@: no harness sources (harness/src/*.c) in this tree" >&2; exit 1
 endif
 
@@ -211,7 +242,7 @@ test-python: python-install
 # What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
 # every step, carrying on past a failure, and closes with one summary line.
 TEST_STEPS := test-c sanitize valgrind vectors-check trace \
-              $(if $(HARNESS_SRC),conformance conformance-sanitize harness-test) \
+              $(if $(HARNESS_SRC),conformance conformance-sanitize conformance-testees harness-test) \
               $(if $(FUZZ_TARGETS),fuzz-smoke) \
               $(if $(wildcard python/pyproject.toml),test-python)
 
@@ -221,6 +252,12 @@ test: deps
 # Every requirement id traced to tests; docs/conformance/requirements.md current.
 trace: deps
 	$(VENV)/bin/python docs/conformance/trace.py --check
+
+# The released corpus: $(BUILD)/hurray-conformance-vectors-<format>-<corpus>.tar.gz (vectors,
+# manifest, SCHEMA.md, the testee protocol, the spec, SHA256SUMS, a README), reproducible
+# byte for byte (vectors/release.py).
+corpus-release: deps
+	$(VENV)/bin/python vectors/release.py --vectors $(VECTORS) --out $(BUILD)
 
 # The committed corpus must be exactly what the independent generator writes.
 vectors-check:

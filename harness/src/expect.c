@@ -41,57 +41,6 @@ unsigned hc_kind_min_schema(enum hc_kind k) {
     return (unsigned)k < HC_KIND_COUNT ? kind_table[k].min_schema : UINT32_MAX;
 }
 
-/* ------------------------------------------------------------- limits --- */
-
-static const struct {
-    const char *name;
-    size_t offset;
-    size_t width;
-} limit_table[] = {
-    {"max_descriptor_bytes", offsetof(struct hurray_limits, max_descriptor_bytes), 8},
-    {"max_buffer_bytes", offsetof(struct hurray_limits, max_buffer_bytes), 8},
-    {"max_rank", offsetof(struct hurray_limits, max_rank), 4},
-    {"max_composite_depth", offsetof(struct hurray_limits, max_composite_depth), 4},
-    {"max_composite_members", offsetof(struct hurray_limits, max_composite_members), 8},
-    {"max_kv_entries", offsetof(struct hurray_limits, max_kv_entries), 8},
-    {"max_kv_bytes", offsetof(struct hurray_limits, max_kv_bytes), 8},
-    {"max_name_bytes", offsetof(struct hurray_limits, max_name_bytes), 4},
-    {"max_file_tensors", offsetof(struct hurray_limits, max_file_tensors), 8},
-};
-
-size_t hc_limit_count(void) { return NKEYS(limit_table); }
-
-int hc_limit_get(const struct hurray_limits *lim, size_t i, const char **name, uint64_t *value) {
-    if (i >= NKEYS(limit_table)) return -1;
-    const unsigned char *base = (const unsigned char *)lim + limit_table[i].offset;
-    *name = limit_table[i].name;
-    if (limit_table[i].width == 4) {
-        uint32_t v;
-        memcpy(&v, base, 4);
-        *value = v;
-    } else {
-        memcpy(value, base, 8);
-    }
-    return 0;
-}
-
-int hc_limit_set(struct hurray_limits *lim, const char *name, size_t name_len, uint64_t value) {
-    for (size_t i = 0; i < NKEYS(limit_table); i++) {
-        if (strlen(limit_table[i].name) != name_len ||
-            memcmp(limit_table[i].name, name, name_len) != 0)
-            continue;
-        unsigned char *base = (unsigned char *)lim + limit_table[i].offset;
-        if (limit_table[i].width == 4) {
-            uint32_t v = value > UINT32_MAX ? UINT32_MAX : (uint32_t)value;
-            memcpy(base, &v, 4);
-        } else {
-            memcpy(base, &value, 8);
-        }
-        return 0;
-    }
-    return -1;
-}
-
 int hc_status_value(const char *name, size_t len) {
     char buf[HC_NAME_MAX];
     if (len >= sizeof buf || memchr(name, '\0', len)) return -1;
@@ -721,9 +670,12 @@ static int outcomes_parse(struct hc_log *log, const cbor_item_t *item, struct hc
             bad = 1;
             continue;
         }
-        int code = strcmp(name, "ok") == 0 ? 0 : hc_status_value(name, strlen(name));
-        if (code <= 0 && strcmp(name, "ok") != 0) {
-            bad = hc_schema_fail(log, p, "\"%s\" is neither \"ok\" nor a status name libhurray knows", name);
+        /* schema 3 spells success "OK" (a key of error_codes); the harness's
+         * own test corpus, written before, "ok" */
+        int success = strcmp(name, "OK") == 0 || strcmp(name, "ok") == 0;
+        int code = success ? 0 : hc_status_value(name, strlen(name));
+        if (code <= 0 && !success) {
+            bad = hc_schema_fail(log, p, "\"%s\" is neither \"OK\" nor a status name libhurray knows", name);
             continue;
         }
         v->outcomes[i] = code;
@@ -872,7 +824,10 @@ int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, unsigned schema
         f[VK_ROUNDTRIP])
         bad |= input_parse(log, f, v);
     bad |= expectation_parse(log, f, v);
-    if (v->expect == HC_EXPECT_VALID && f[VK_DECODED]) bad |= decoded_parse(log, f[VK_DECODED], v);
+    if (v->expect == HC_EXPECT_VALID && f[VK_DECODED]) {
+        v->decoded_item = f[VK_DECODED];
+        bad |= decoded_parse(log, f[VK_DECODED], v);
+    }
     return bad ? -1 : 0;
 }
 

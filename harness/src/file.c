@@ -495,11 +495,8 @@ static void check_reencoding(struct file_run *r, struct hurray_item **top, size_
         if (r->v->roundtrip) {
             hc_cmp_bytes(log, "roundtrip: encoded bytes", r->data, size, out, written);
         } else {
-            /* README: only the minor version may differ */
-            uint8_t *want = malloc(size ? size : 1);
+            uint8_t *want = hc_file_expected_encoding(r->v, r->data);
             if (want) {
-                memcpy(want, r->data, size);
-                if (size >= 12) want[10] = want[11] = 0;
                 hc_cmp_bytes(log, "re-encoding (version_minor written as 0)", want, size, out,
                              written);
                 free(want);
@@ -508,6 +505,16 @@ static void check_reencoding(struct file_run *r, struct hurray_item **top, size_
     }
     free(out);
     free(entries);
+}
+
+uint8_t *hc_file_expected_encoding(const struct hc_vector *v, const uint8_t *data) {
+    size_t size = (size_t)v->size;
+    uint8_t *want = malloc(size ? size : 1);
+    if (!want) return NULL;
+    memcpy(want, data, size);
+    /* vectors/SCHEMA.md: only the minor version may differ */
+    if (!v->roundtrip && size >= 12) want[10] = want[11] = 0;
+    return want;
 }
 
 static void check_valid_file(struct file_run *r) {
@@ -655,18 +662,14 @@ static void check_paths(struct hc_log *log, const struct hc_vector *v, const cha
 
 /* Every prefix of a valid file fails with TRUNCATED (file-container.md §
  * Decoding order: step 1 below 64 bytes, step 3 after the header). */
-static void file_sweep(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
-                       struct hc_result *res) {
-    size_t size = (size_t)v->size, nm = 0, n = 0;
-    int sampled = 0;
+size_t *hc_file_sweep_plan(const struct hc_vector *v, const uint8_t *data, size_t *n,
+                           int *sampled) {
+    size_t size = (size_t)v->size, nm = 0;
     const struct hc_file_exp *x = v->file;
     size_t cap = 8;
     for (size_t i = 0; i < x->entry_count; i++) cap += 2 * x->entries[i].buffer_count;
     uint64_t *marks = malloc(cap * sizeof *marks);
-    if (!marks) {
-        hc_fail(log, "truncation sweep: out of memory");
-        return;
-    }
+    if (!marks) return NULL;
     marks[nm++] = HURRAY_FILE_HEADER_BYTES;
     if (size >= HURRAY_FILE_HEADER_BYTES) {
         uint64_t index_end = le64(data + 16) + le64(data + 24);
@@ -681,9 +684,17 @@ static void file_sweep(struct hc_log *log, const struct hc_vector *v, const uint
             marks[nm++] = x->data_offset + x->entries[i].buffers[b].offset +
                           x->entries[i].buffers[b].size;
         }
-    size_t *plan = hc_sweep_plan(size, HC_FILE_SWEEP_FULL, marks, nm, &n, &sampled);
-    uint8_t *buf = malloc(size ? size : 1);
+    size_t *plan = hc_sweep_plan(size, HC_FILE_SWEEP_FULL, marks, nm, n, sampled);
     free(marks);
+    return plan;
+}
+
+static void file_sweep(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
+                       struct hc_result *res) {
+    size_t size = (size_t)v->size, n = 0;
+    int sampled = 0;
+    size_t *plan = hc_file_sweep_plan(v, data, &n, &sampled);
+    uint8_t *buf = malloc(size ? size : 1);
     if (!plan || !buf) {
         hc_fail(log, "truncation sweep: out of memory");
         free(plan);

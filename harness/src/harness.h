@@ -8,7 +8,13 @@
  * compares libhurray's structs with the oracle; kv.c, file.c and stream.c
  * parse, run and compare the schema-2 kinds; report.c collects results
  * and prints the table, the failures and the final line; sha256.c hashes
- * the vector files. */
+ * the vector files.
+ *
+ * With --testee CMD (docs/conformance/testee-protocol.md) the vectors run
+ * through another program instead: testee.c owns its process and the framed
+ * pipe, protocol.c builds the requests and judges the answers,
+ * cbor_compare.c compares decoded values, cborw.c writes CBOR, failures.c
+ * reads failure lists. */
 #ifndef HC_HARNESS_H
 #define HC_HARNESS_H
 
@@ -19,6 +25,8 @@
 #include <cbor.h>
 
 #include "hurray/hurray.h"
+#include "hc_limits.h"
+#include "sha256.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define HC_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -54,6 +62,9 @@ void hc_note(struct hc_log *log, const char *fmt, ...) HC_PRINTF(2, 3);
 /* Field comparisons. `path` names the field (decoded.shape[2]). A NULL string
  * stands for CBOR null / "no name". */
 void hc_cmp_u64(struct hc_log *log, const char *path, uint64_t want, uint64_t got);
+/* A field whose two sides the caller has already formatted and compared. */
+void hc_cmp_field(struct hc_log *log, const char *path, int same, const char *want,
+                  const char *got);
 void hc_cmp_i64(struct hc_log *log, const char *path, int64_t want, int64_t got);
 void hc_cmp_bool(struct hc_log *log, const char *path, int want, int got);
 void hc_cmp_str(struct hc_log *log, const char *path, const char *want, const char *got);
@@ -92,7 +103,7 @@ enum hc_kind hc_kind_from_name(const char *name);
 /* The first manifest schema_version that has the kind. */
 unsigned hc_kind_min_schema(enum hc_kind k);
 #define HC_SCHEMA_MIN 1u
-#define HC_SCHEMA_MAX 2u
+#define HC_SCHEMA_MAX 3u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
@@ -105,6 +116,7 @@ struct hc_result {
     unsigned prefixes;       /* truncation / prefix sweep: prefixes tried */
     unsigned prefixes_bad;   /* ... that did not answer as the spec says */
     int sweep_sampled;       /* the sweep tried a sample of the prefixes, not all */
+    char impl_note[160];     /* implementation-defined: "OUTCOME (allowed: ...)" */
     char id[HC_ID_MAX];      /* printable id, or vectors[i] */
     char message[HC_MSG_MAX];
 };
@@ -118,6 +130,27 @@ int hc_report_add(struct hc_report *r, const struct hc_result *res);
 int hc_report_manifest_failure(struct hc_report *r, const char *fmt, ...) HC_PRINTF(2, 3);
 /* Table, failure lines, final "N passed, N failed". Returns the exit status. */
 int hc_report_print(const struct hc_report *r, FILE *out);
+
+/* Failure lists (failures.c; testee-protocol.md § 6): ids, one a line, '#'
+ * comments. */
+struct hc_failure_list;
+/* Returns 0, or -1 with a message (unreadable file, a bad line). */
+int hc_failure_list_load(const char *path, struct hc_failure_list **out, char *msg, size_t cap);
+void hc_failure_list_free(struct hc_failure_list *fl);
+int hc_failure_list_has(const struct hc_failure_list *fl, const char *id);
+size_t hc_failure_list_count(const struct hc_failure_list *fl);
+const char *hc_failure_list_id(const struct hc_failure_list *fl, size_t i);
+/* A problem of the list itself (an id that names no vector): one failed item. */
+int hc_report_list_failure(struct hc_report *r, const char *fmt, ...) HC_PRINTF(2, 3);
+struct hc_report_options {
+    const struct hc_failure_list *failure_list; /* NULL: every failure counts */
+    int verbose;                                /* print XFAIL lines */
+};
+/* hc_report_print with a failure list: exit 0 only when the failing vectors
+ * are exactly the listed ones that ran. */
+int hc_report_print_opts(const struct hc_report *r, FILE *out, const struct hc_report_options *o);
+/* Writes the ids of the failed vectors, sorted, one a line. 0 or -1. */
+int hc_report_write_failures(const struct hc_report *r, const char *path, const char *header);
 
 /* ------------------------------------------------------------ schema.c --- */
 
@@ -381,6 +414,7 @@ struct hc_vector {
     struct hc_kv_exp *kv;          /* kind kv, expect valid (heap) */
     struct hc_file_exp *file;      /* kind file, expect valid (heap) */
     struct hc_stream_exp *stream;  /* kind stream, expect valid (heap) */
+    const cbor_item_t *decoded_item; /* "decoded" as in the manifest (borrowed), or NULL */
 };
 
 /* Parses vector map `item` of a manifest of `schema_version` into `v` (zeroed
@@ -395,12 +429,7 @@ void hc_vector_free(struct hc_vector *v);
 /* Parses a qmap (shared by descriptor "quantization" and quantization vectors). */
 int hc_qmap_parse(struct hc_log *log, const char *path, const cbor_item_t *item,
                   struct hc_qmap *q);
-/* The limit names of default_limits / options, and a setter. Returns 0, or -1
- * for an unknown name. Values above a field's range saturate (the library
- * clamps limits to the format maximum anyway). */
-int hc_limit_set(struct hurray_limits *lim, const char *name, size_t name_len, uint64_t value);
-int hc_limit_get(const struct hurray_limits *lim, size_t i, const char **name, uint64_t *value);
-size_t hc_limit_count(void);
+/* The limit names of default_limits / options: hc_limits.h. */
 /* Status name -> value through the library table; -1 if unknown. */
 int hc_status_value(const char *name, size_t len);
 
@@ -449,6 +478,7 @@ struct hc_options {
     int only_kind;        /* -1: all */
     int verbose;
     int isolate;          /* --isolate: fork per vector */
+    struct hc_testee *testee; /* --testee: run the vectors through it (protocol.c) */
 };
 
 /* Runs one vector (the item at `index` of the manifest's list). */
@@ -481,6 +511,17 @@ void hc_check_failure_status(struct hc_log *log, const struct hc_vector *v, int 
  * deduplicated heap array (free it) of *n lengths, all < size; NULL on OOM. */
 size_t *hc_sweep_plan(size_t size, size_t full_max, const uint64_t *marks, size_t nmarks,
                       size_t *n, int *sampled);
+/* The prefix lengths each kind's sweep tries (the same for the built-in run
+ * and a testee): kv.c, file.c (marks from the header and the oracle's
+ * buffers), stream.c (marks from the oracle's frames). NULL on OOM. */
+size_t *hc_kv_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled);
+size_t *hc_file_sweep_plan(const struct hc_vector *v, const uint8_t *data, size_t *n,
+                           int *sampled);
+size_t *hc_stream_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled);
+/* What re-encoding valid file vector v must give: the file, or where
+ * "roundtrip" is false the file with version_minor (bytes 10-11) zero.
+ * A heap copy of v->size bytes; NULL on OOM. */
+uint8_t *hc_file_expected_encoding(const struct hc_vector *v, const uint8_t *data);
 
 /* The schema-2 kinds (kv.c, file.c, stream.c): parse "decoded", run the vector. */
 int hc_kv_map_parse(struct hc_log *log, const char *path, const cbor_item_t *item);
@@ -498,18 +539,42 @@ void hc_check_file(struct hc_log *log, const struct hc_vector *v, const char *di
 void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
                      struct hc_result *res);
 
-/* ------------------------------------------------------------- sha256.c --- */
+/* ------------------------------------------ testee.c, protocol.c -------- */
 
-struct hc_sha256 {
-    uint32_t h[8];
-    uint64_t bits;
-    uint8_t buf[64];
-    size_t fill;
+#define HC_PROTOCOL_VERSION 1u
+
+struct hc_testee_stats {
+    unsigned starts, failed_starts;      /* processes started; those whose hello failed */
+    unsigned timeouts, crashes, garbage; /* transport failures, each failed a vector */
 };
 
-void hc_sha256_init(struct hc_sha256 *s);
-void hc_sha256_update(struct hc_sha256 *s, const uint8_t *p, size_t n);
-void hc_sha256_final(struct hc_sha256 *s, uint8_t out[32]);
-void hc_sha256(const uint8_t *p, size_t n, uint8_t out[32]);
+struct hc_testee;
+struct hc_buf;
+/* The testee `cmd` (run by /bin/sh), with a per-request timeout; after
+ * `give_up_after` transport failures in a row no request is sent. */
+struct hc_testee *hc_testee_new(const char *cmd, unsigned timeout_ms, unsigned give_up_after);
+/* The hello request sent after every start. 0 or -1 (OOM). */
+int hc_testee_set_hello(struct hc_testee *t, const uint8_t *req, size_t len);
+/* Ends the testee (end of its input, then a kill) and frees. */
+void hc_testee_free(struct hc_testee *t);
+/* One request -> one response map (*resp: free with cbor_decref). Starts
+ * the testee first when it is not running. 0, or -1 with why: a timeout,
+ * crash, garbage or "not run" (the testee is then killed or given up).
+ * `what` names the request in messages. */
+int hc_testee_call(struct hc_testee *t, const uint8_t *req, size_t len, const char *what,
+                   cbor_item_t **resp, char *why, size_t cap);
+const struct hc_testee_stats *hc_testee_stats(const struct hc_testee *t);
+const char *hc_testee_name(const struct hc_testee *t);
+const char *hc_testee_version(const struct hc_testee *t);
+const char *hc_testee_command(const struct hc_testee *t);
+/* The hello request for a corpus (its spec_version and corpus_version). */
+int hc_protocol_hello(const cbor_item_t *manifest_root, struct hc_buf *b);
+/* One parsed vector through the testee (decode, judgement, sweep). */
+void hc_protocol_run(struct hc_log *log, const struct hc_options *opt, const struct hc_vector *v,
+                     const uint8_t *data, struct hc_result *res);
+/* want (the manifest's value) against got (a testee's), every difference
+ * logged with its key path under `path`. */
+void hc_cbor_compare(struct hc_log *log, const char *path, const cbor_item_t *want,
+                     const cbor_item_t *got);
 
 #endif

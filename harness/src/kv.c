@@ -295,11 +295,15 @@ static int kv_decode(struct kv_decoder *dc, const uint8_t *src, size_t len) {
 /* Every prefix of a valid section is TRUNCATED (kv.md § Decoding order: every
  * read that would cross the end is the short status). Each prefix sits at the
  * end of an allocation of the whole size. */
-static void kv_sweep(struct hc_log *log, struct kv_decoder *dc, const uint8_t *data, size_t size,
-                     struct hc_result *res) {
+size_t *hc_kv_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled) {
+    return hc_sweep_plan((size_t)v->size, HC_KV_SWEEP_FULL, NULL, 0, n, sampled);
+}
+
+static void kv_sweep(struct hc_log *log, const struct hc_vector *v, struct kv_decoder *dc,
+                     const uint8_t *data, size_t size, struct hc_result *res) {
     size_t n = 0;
     int sampled = 0;
-    size_t *plan = hc_sweep_plan(size, HC_KV_SWEEP_FULL, NULL, 0, &n, &sampled);
+    size_t *plan = hc_kv_sweep_plan(v, &n, &sampled);
     uint8_t *buf = malloc(size ? size : 1);
     if (!plan || !buf) {
         hc_fail(log, "truncation sweep: out of memory");
@@ -398,6 +402,6 @@ void hc_check_kv(struct hc_log *log, const struct hc_vector *v, const uint8_t *d
     }
     hurray_kv_reset(&dc->kv);
     hc_check_allocations(log, &dc->stats, "decode");
-    kv_sweep(log, dc, data, size, res);
+    kv_sweep(log, v, dc, data, size, res);
     free(dc);
 }

@@ -2,7 +2,7 @@
  * vector file against the manifest's digest before feeding it to libhurray. */
 #include <string.h>
 
-#include "harness.h"
+#include "sha256.h"
 
 static const uint32_t k256[64] = {
     0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u,

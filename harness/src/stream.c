@@ -339,23 +339,27 @@ static size_t count_marks(const struct hc_item_exp *x, unsigned depth) {
     return n;
 }
 
-static void stream_sweep(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
-                         struct hc_result *res) {
+size_t *hc_stream_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled) {
     const struct hc_stream_exp *x = v->stream;
-    size_t size = (size_t)v->size, cap = x->frame_count, nm = 0, n = 0;
-    int sampled = 0;
+    size_t cap = x->frame_count, nm = 0;
     for (size_t i = 0; i < x->item_count; i++) cap += count_marks(&x->items[i], 0);
     uint64_t *marks = malloc((cap ? cap : 1) * sizeof *marks);
-    if (!marks) {
-        hc_fail(log, "prefix sweep: out of memory");
-        return;
-    }
+    if (!marks) return NULL;
     for (size_t i = 0; i < x->frame_count; i++) marks[nm++] = x->frame_offsets[i];
     uint64_t at = 0;
     for (size_t i = 0; i < x->item_count; i++) frame_marks(&x->items[i], &at, marks, &nm, cap, 0);
-    size_t *plan = hc_sweep_plan(size, HC_STREAM_SWEEP_FULL, marks, nm, &n, &sampled);
-    uint8_t *buf = malloc(size ? size : 1);
+    size_t *plan = hc_sweep_plan((size_t)v->size, HC_STREAM_SWEEP_FULL, marks, nm, n, sampled);
     free(marks);
+    return plan;
+}
+
+static void stream_sweep(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
+                         struct hc_result *res) {
+    const struct hc_stream_exp *x = v->stream;
+    size_t size = (size_t)v->size, n = 0;
+    int sampled = 0;
+    size_t *plan = hc_stream_sweep_plan(v, &n, &sampled);
+    uint8_t *buf = malloc(size ? size : 1);
     if (!plan || !buf) {
         hc_fail(log, "prefix sweep: out of memory");
         free(plan);

@@ -22,8 +22,14 @@ vector, judged the same way; kinds the corpus lacks are left out):
   5. stream:  one valid stream vector's oracle: one buffer's sha256 zeroed; one invalid stream
               vector's error_after_items + 1.
 
+The same perturbations are also run through the testee protocol with the C testee
+(--testee build/harness/hurray-testee, docs/conformance/testee-protocol.md): the runner, not
+only the built-in comparison, must catch them, with the same field named.
+
     python3 harness/tests/perturb_test.py --harness build/harness/hurray-conformance --vectors vectors
-    pytest harness/tests/perturb_test.py      (HURRAY_HARNESS / HURRAY_VECTORS override the paths)
+    python3 harness/tests/perturb_test.py ... --testee build/harness/hurray-testee
+    pytest harness/tests/perturb_test.py      (HURRAY_HARNESS / HURRAY_TESTEE / HURRAY_VECTORS
+                                               override the paths)
 
 Needs cbor2 (the project's .venv has it).
 """
@@ -42,6 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DEFAULT_HARNESS = os.environ.get("HURRAY_HARNESS",
                                  os.path.join(ROOT, "build", "harness", "hurray-conformance"))
 DEFAULT_VECTORS = os.environ.get("HURRAY_VECTORS", os.path.join(ROOT, "vectors"))
+DEFAULT_TESTEE = os.environ.get("HURRAY_TESTEE",
+                                os.path.join(ROOT, "build", "harness", "hurray-testee"))
 
 FAIL_LINE = re.compile(r"^FAIL (.+?): (.*)$")
 FINAL_LINE = re.compile(r"^(\d+) passed, (\d+) failed$")
@@ -69,9 +77,13 @@ class Run:
         self.final_is_last = FINAL_LINE.match(last[0]) is not None
 
 
+# Extra arguments of every run: [] (libhurray linked in) or ["--testee", CMD].
+EXTRA = []
+
+
 def run_harness(harness, vectors):
-    proc = subprocess.run([harness, "--vectors", vectors], capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run([harness, "--vectors", vectors, *EXTRA], capture_output=True,
+                          text=True, timeout=1800)
     return Run(proc)
 
 
@@ -348,11 +360,29 @@ def test_schema2_perturbations_are_caught():
     assert not problems, "\n".join(problems)
 
 
+def test_perturbations_are_caught_through_the_testee_protocol(monkeypatch):
+    """Every perturbation again, the vectors running through the C testee."""
+    import pytest
+    harness, vectors = _paths_or_fail()
+    if not os.access(DEFAULT_TESTEE, os.X_OK):
+        pytest.fail(f"testee not built: {DEFAULT_TESTEE} (make harness)")
+    monkeypatch.setattr(sys.modules[__name__], "EXTRA", ["--testee", DEFAULT_TESTEE])
+    base, problems = check_baseline(harness, vectors)
+    problems += check_perturbed(harness, vectors, base)
+    more, n = check_perturbed_schema2(harness, vectors, base)
+    assert n > 0
+    problems += more
+    assert not problems, "\n".join(problems)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--harness", default=DEFAULT_HARNESS)
     ap.add_argument("--vectors", default=DEFAULT_VECTORS)
+    ap.add_argument("--testee", help="run the vectors through this testee command")
     args = ap.parse_args()
+    if args.testee:
+        EXTRA[:] = ["--testee", args.testee]
     problems = check(args.harness, args.vectors)
     for p in problems:
         print(f"PROBLEM: {p}")

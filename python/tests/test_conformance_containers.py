@@ -224,6 +224,45 @@ def test_REQ_CONF_INVALID_CODES_file_and_kv(vector, tmp_path):
     assert info.value.field
 
 
+# ---- implementation-defined ---------------------------------------------------------------------
+
+
+def _decode_any(vector, data, tmp_path):
+    """What the binding does with a vector of any kind, to its end."""
+    kind, opts = vector["kind"], _options(vector)
+    if kind == "stream":
+        for _ in hurray.StreamReader(data, **opts):
+            pass
+    elif kind == "file":
+        path = tmp_path / "v.hry"
+        path.write_bytes(data)
+        hurray.load(path, **opts)
+    elif kind == "kv":
+        hurray._hurray._kv_decode(data, **opts)
+    elif kind == "descriptor":
+        hurray.Descriptor.decode(data, **opts)
+    else:
+        hurray.decode_quantization(data)
+
+
+@_params(lambda v: v["expect"] == "implementation-defined")
+def test_REQ_CONF_INVALID_CODES_implementation_defined(vector, tmp_path):
+    """The outcome is one of the manifest's i_outcomes ("OK", or a status whose class the
+    status table names for the vector's context; NOMEM is the built-in MemoryError)."""
+    data = _read(vector)
+    allowed = vector["i_outcomes"]
+    context = CONTEXT.get(vector["kind"], "descriptor")
+    try:
+        _decode_any(vector, data, tmp_path)
+    except Exception as e:  # noqa: BLE001 - the class is judged below
+        classes = {hurray._hurray._error_class(o, context) for o in allowed if o != "OK"}
+        assert type(e) in classes, f"{type(e).__name__}: {e} (allowed {allowed})"
+        code = getattr(e, "code", None)
+        assert code is None or code in allowed, f"{code}: {e} (allowed {allowed})"
+    else:
+        assert "OK" in allowed, f"accepted, but the allowed outcomes are {allowed}"
+
+
 def test_REQ_CONF_CORPUS_PRESENT_container_kinds():
     kinds = {(v["kind"], v["expect"]) for v in _VECTORS}
     for kind in ("kv", "file", "stream"):

@@ -626,6 +626,9 @@ def build_file_invalid(c):
       "BUFFER_COUNT", "a row_major tensor with two buffers (offsets for both present)", R_F_INDEX + R_F_BUF)
     n("n_file_desc__buffer_size", C.file_encode([("x", C.Tensor(D("float32", [2, 3], buffers=[Buf(20)])))])[0],
       "BUFFER_SIZE", "a [2, 3] float32 tensor with a 20-byte buffer", R_F_INDEX)
+    n("n_file_desc__alignment", C.file_encode([("x", C.Tensor(D("float32", [2, 3], buffers=[Buf(24, 13)])))])[0],
+      "ALIGNMENT", "a buffer declaring alignment 2^13 (above the page): the descriptor fails in the index",
+      R_F_INDEX + ["HR-BUF-2"])
     # host bytes only
     for name, kw in (("device_cuda", {"device": DEV["cuda"]}), ("device_private", {"device": 0xF0}),
                      ("memory_class_host_pinned", {"memclass": MC["host_pinned"]}),
@@ -864,6 +867,31 @@ def build_stream_invalid(c):
       "BUFFER_SIZE", 0, "a [2, 3] float32 tensor with a 20-byte buffer", R_S_DEC)
     n("n_stream_buffer__over_option_limit", S, "LIMIT", 0, "a 24-byte buffer with max_buffer_bytes 16", R_S_LIM,
       options={"max_buffer_bytes": 16})
+    # Every status of the descriptor decoder can end a stream (stream.md § Decoding order: a
+    # frame's descriptor is decoded and validated whole): the ones no frame above produces,
+    # each in the second frame, after one whole item.
+    def second(desc, data):
+        frames = C.stream_frames([w_tensor()])
+        frames.append({"magic": C.FRAME_MAGIC, "kind": 0x01, "res": bytes(3), "desc": desc,
+                       "data": data, "pads": None, "top": 1})
+        return C.stream_serialize(frames)[0]
+
+    sect = to_raw(D("float32", [4, 4], stats=stats(1.0, 2.0), shard=shard(0, 1, [4, 4], [0, 0]),
+                    buffers=[Buf(64)]))
+    sect["sections"].reverse()
+    for name, desc, data, err, what in (
+            ("overflow", encode(D("float32", [1 << 62, 4], buffers=[Buf(64)])), [bytes(64)], "OVERFLOW",
+             "shape [2^62, 4] float32: the element count overflows"),
+            ("range", encode(D("uint8", [1 << 63], buffers=[Buf(64)])), [bytes(64)], "RANGE",
+             "extent 2^63"),
+            ("alignment", encode(D("float32", [2, 3], buffers=[Buf(24, 13)])), [bytes(24)], "ALIGNMENT",
+             "a buffer declaring alignment 2^13"),
+            ("section_order", serialize(sect), [bytes(64)], "SECTION_ORDER",
+             "shard (0x03) before statistics (0x02)"),
+            ("must_understand", encode(D("float32", [2, 3], buffers=[Buf(24)], unknown=[(0x42, 1, b"new")])),
+             [bytes(24)], "UNSUPPORTED", "an unknown section 0x42 with must_understand 1")):
+        n(f"n_stream_desc__second_{name}", second(desc, data), err, 1,
+          f"one whole item, then a frame whose descriptor fails: {what}", R_S_DEC + ["HR-DESC-5"])
     huge = C.Tensor(D("uint8", [100], buffers=[Buf(1 << 40, 6)]), data=[C.pattern(100, 0)])
     Sh, _ = C.stream_encode([huge])
     n("n_stream_buffer__over_default_limit", Sh, "LIMIT", 0,
@@ -1217,6 +1245,22 @@ def build_comp(c):
     build_comp_invalid(c)
 
 
+def build_stream_impl(c):
+    """Implementation-defined streams (vectors/SCHEMA.md § Classes)."""
+    # stream.md HR-STREAM-7: a buffer within max_buffer_bytes is allocated at its declared
+    # size when its data is about to be read. At the default limit, 2^34 bytes (16 GiB),
+    # whether that allocation succeeds is the machine's and the allocator's business: a
+    # reader either gets the memory and then finds the stream ends (TRUNCATED) or does not
+    # get it (NOMEM). Both are conforming; n_stream_buffer__allowed_but_missing is the same
+    # input with a claim every machine can allocate.
+    big = C.Tensor(D("uint8", [100], buffers=[Buf(1 << 34, 6)]), data=[C.pattern(100, 0)])
+    c.i("i_stream_buffer__at_default_limit_missing", "stream", C.stream_encode([big])[0],
+        ["TRUNCATED", "NOMEM"],
+        "a 2^34-byte buffer (max_buffer_bytes, 16 GiB) of which 100 bytes arrive: TRUNCATED if "
+        "the reader can allocate the claim, NOMEM if it cannot",
+        R_S_LIM + R_S_ENDS + ["errors-and-limits.md#status-codes-hr-err-1"])
+
+
 def build_all(c):
     build_kv_valid(c)
     build_kv_invalid(c)
@@ -1224,4 +1268,5 @@ def build_all(c):
     build_file_invalid(c)
     build_stream_valid(c)
     build_stream_invalid(c)
+    build_stream_impl(c)
     build_comp(c)

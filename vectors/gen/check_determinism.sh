@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vectors/gen/check_determinism.sh: regenerate the corpus twice into a temporary directory and
 # require (1) both runs byte-identical, (2) identical to the committed vectors/ (valid/,
-# invalid/, manifest.cbor), (3) manifest.cbor in canonical form (load + canonical dump
+# invalid/, implementation-defined/, manifest.cbor), (3) manifest.cbor in canonical form (load + canonical dump
 # reproduces it). Exit 0 when all hold, 1 otherwise. Called by `make test`.
 # Environment: PYTHON (default: the repository's .venv/bin/python if present, else python3).
 set -euo pipefail
@@ -23,7 +23,7 @@ if ! diff -r "$TMP/a" "$TMP/b" >/dev/null; then
     diff -rq "$TMP/a" "$TMP/b" >&2 || true
     status=1
 fi
-for part in valid invalid manifest.cbor; do
+for part in valid invalid implementation-defined manifest.cbor; do
     if [[ ! -e "$VEC/$part" ]]; then
         echo "check_determinism: vectors/$part is missing (run: $PYTHON vectors/gen/generate.py --out vectors)" >&2
         status=1

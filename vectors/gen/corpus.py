@@ -9,7 +9,9 @@ from encoder import Buf, encode, encode_quant, serialize, to_raw
 from tables import ERROR_CODES, LIMITS, layout_kind
 
 AREAS = ("dtype", "device", "layout", "quant", "sect", "desc", "kv", "file", "stream", "comp")
-_ID = re.compile(r"^[yn]_(dtype|device|layout|quant|sect|desc|kv|file|stream|comp)_[a-z0-9_]+$")
+_ID = re.compile(r"^[yni]_(dtype|device|layout|quant|sect|desc|kv|file|stream|comp)_[a-z0-9_]+$")
+# the id's first letter is the vector's class (vectors/SCHEMA.md § Classes)
+CLASS_PREFIX = {"valid": "y", "invalid": "n", "implementation-defined": "i"}
 # which kinds each area may hold (README § areas)
 AREA_KINDS = {"kv": ("kv",), "file": ("file",), "stream": ("stream",), "comp": ("stream", "file")}
 
@@ -51,6 +53,8 @@ class Corpus:
             raise GenError(f"bad id {vid!r}")
         if vid in self.vectors:
             raise GenError(f"duplicate id {vid}")
+        if vid[0] != CLASS_PREFIX[v["expect"]]:
+            raise GenError(f"{vid}: a vector of class {v['expect']} is named {CLASS_PREFIX[v['expect']]}_...")
         area = vid.split("_")[1]
         if v["kind"] not in AREA_KINDS.get(area, ("descriptor", "quantization")):
             raise GenError(f"{vid}: kind {v['kind']} in area {area}")
@@ -197,6 +201,25 @@ class Corpus:
 
     def nstream(self, vid, data, error, after, description, refs, options=None):
         self._nx(vid, "stream", bytes(data), error, description, refs, options, after)
+
+    # ------------------------------------------------------------ implementation-defined ---
+    def i(self, vid, kind, data, outcomes, description, refs, options=None):
+        """An implementation-defined vector: the spec allows every status in `outcomes`
+        ("OK" = accepted); the oracle's own outcome must be one of them."""
+        if not outcomes or len(set(outcomes)) != len(outcomes) or \
+                any(o not in ERROR_CODES for o in outcomes):
+            raise GenError(f"{vid}: bad outcomes {outcomes}")
+        decoders = {"descriptor": lambda: oracle.decode_descriptor(data, options),
+                    "quantization": lambda: oracle.decode_quantization(data),
+                    "kv": lambda: oracle.decode_kv(data, options),
+                    "file": lambda: oracle.decode_file(data, options),
+                    "stream": lambda: oracle.decode_stream(data, options)[:2]}
+        status, where = decoders[kind]()
+        if status not in outcomes:
+            raise GenError(f"{vid}: the oracle says {status} ({where}), not one of {outcomes}")
+        self._add({"id": vid, "kind": kind, "expect": "implementation-defined", "data": bytes(data),
+                   "i_outcomes": list(outcomes), "description": description, "spec_refs": refs,
+                   "options": options})
 
     def _nx(self, vid, kind, data, error, description, refs, options, after=None):
         if error not in ERROR_CODES or error == "OK":

@@ -116,7 +116,7 @@ def write_corpus(out, vectors, tcids):
     wanted = {}
     for v in vectors:
         wanted[os.path.normpath(os.path.join(out, manifest.vector_path(v)))] = v["data"]
-    for top in ("valid", "invalid"):  # remove stale vector files
+    for top in manifest.CLASS_DIRS.values():  # remove stale vector files
         root = os.path.join(out, top)
         for dirpath, _dirs, files in os.walk(root):
             for fn in files:
@@ -162,8 +162,9 @@ def main(argv=None):
             counts[key] = counts.get(key, 0) + 1
         for k in sorted(counts):
             print(f"{k[0]:8} {k[1]:7} {k[2]:13} {counts[k]:4}")
-        nv = sum(1 for v in m["vectors"] if v["expect"] == "valid")
-        print(f"total {m['count']} vectors: {nv} valid, {m['count'] - nv} invalid")
+        by = {c: sum(1 for v in m["vectors"] if v["expect"] == c) for c in manifest.CLASS_DIRS}
+        print(f"total {m['count']} vectors: {by['valid']} valid, {by['invalid']} invalid, "
+              f"{by['implementation-defined']} implementation-defined")
     return 0
 
 
