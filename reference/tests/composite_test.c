@@ -207,13 +207,13 @@ static void test_HR_COMP_3_assign_roles(void **state) {
 static void test_HR_COMP_4_dynamic_extents(void **state) {
     (void)state;
     struct hurray_item *p = two_rows();
-    p->descriptor->shape[1] = DYN;
+    test_set_shape_at(p->descriptor, 1, DYN);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "shape[1]");
     hurray_item_free(p);
 
     const uint64_t s44[2] = {4, 4};
     struct hurray_item *o = overlay3();
-    o->members[2]->descriptor->shape[0] = DYN;
+    test_set_shape_at(o->members[2]->descriptor, 0, DYN);
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[2].shape[0]");
     hurray_item_free(o);
 
@@ -240,9 +240,9 @@ static void test_HR_COMP_5_partition_members(void **state) {
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[0].shard");
     p->members[0]->descriptor->has_shard = 1;
 
-    p->members[1]->descriptor->shard.global_shape[1] = 4;
+    test_patch_shard(p->members[1]->descriptor, 0, 1, 4);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[1].shard.global_shape[1]");
-    p->members[1]->descriptor->shard.global_shape[1] = 3;
+    test_patch_shard(p->members[1]->descriptor, 0, 1, 3);
     expect(p, NULL, HURRAY_OK, NULL);
     hurray_item_free(p);
 
@@ -279,7 +279,7 @@ static void test_HR_COMP_6_partition_gap(void **state) {
     struct hurray_item *p = two_rows();
     /* member 1 is one row, but claims only 2 columns: a gap at [1, 2] */
     struct hurray_item *m = p->members[1];
-    m->descriptor->shape[1] = 2;
+    test_set_shape_at(m->descriptor, 1, 2);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[1].shape[1]");
     hurray_item_free(p);
 
@@ -293,7 +293,7 @@ static void test_HR_COMP_6_partition_gap(void **state) {
 static void test_HR_COMP_6_partition_overlap(void **state) {
     (void)state;
     struct hurray_item *p = two_rows();
-    p->members[1]->descriptor->shard.global_offset[0] = 0; /* both rows at the origin */
+    test_patch_shard(p->members[1]->descriptor, 1, 0, 0); /* both rows at the origin */
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members");
     hurray_item_free(p);
 
@@ -332,7 +332,7 @@ static void test_HR_COMP_6_partition_out_of_bounds(void **state) {
     /* Inside the validator, a box past the head shows as a grid mismatch (the
      * member's own shard rule, HR-SHARD-1, refuses it earlier when decoded). */
     struct hurray_item *p = two_rows();
-    p->members[1]->descriptor->shape[0] = 2;
+    test_set_shape_at(p->members[1]->descriptor, 0, 2);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[1].shape[0]");
     hurray_item_free(p);
 }
@@ -371,7 +371,7 @@ static void test_HR_COMP_6_large_partition_one_pass(void **state) {
     for (unsigned i = 0; i < 64; i++) cuts[i] = 2 * i;
     struct hurray_item *p = tb_grid2(128, 128, cuts, 64, cuts, 64);
     expect(p, NULL, HURRAY_OK, NULL);
-    p->members[4095]->descriptor->shard.global_offset[1] = 125;
+    test_patch_shard(p->members[4095]->descriptor, 1, 1, 125);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[4095]");
     hurray_item_free(p);
 }
@@ -381,9 +381,9 @@ static void test_HR_COMP_6_large_partition_one_pass(void **state) {
 static void test_HR_COMP_7_overlay_base(void **state) {
     (void)state;
     struct hurray_item *o = overlay3();
-    o->members[0]->descriptor->shape[1] = 3;
+    test_set_shape_at(o->members[0]->descriptor, 1, 3);
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[0].shape[1]");
-    o->members[0]->descriptor->shape[1] = 4;
+    test_set_shape_at(o->members[0]->descriptor, 1, 4);
     const uint64_t s44[2] = {4, 4}, o00[2] = {0, 0}, o01[2] = {0, 1};
     tb_shard(o->members[0], s44, o00); /* a shard box equal to the head is allowed */
     expect(o, NULL, HURRAY_OK, NULL);
@@ -398,9 +398,9 @@ static void test_HR_COMP_7_overlay_corrections(void **state) {
     o->members[2]->descriptor->has_shard = 0;
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[2].shard");
     o->members[2]->descriptor->has_shard = 1;
-    o->members[1]->descriptor->shard.global_shape[0] = 5;
+    test_patch_shard(o->members[1]->descriptor, 0, 0, 5);
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[1].shard.global_shape[0]");
-    o->members[1]->descriptor->shard.global_shape[0] = 4;
+    test_patch_shard(o->members[1]->descriptor, 0, 0, 4);
     o->members[1]->descriptor->dtype = HURRAY_DTYPE_FLOAT16;
     expect(o, NULL, HURRAY_E_COMBINATION, "members[1].dtype");
     hurray_item_free(o);
@@ -502,7 +502,7 @@ static void test_HR_COMP_10_first_failure_wins(void **state) {
     (void)state;
     const uint64_t c[2] = {0, 1};
     struct hurray_item *g = tb_grid2(2, 2, c, 2, c, 2);
-    g->members[3]->descriptor->shard.global_offset[1] = 0; /* grid: checked last */
+    test_patch_shard(g->members[3]->descriptor, 1, 1, 0); /* grid: checked last */
     g->members[2]->descriptor->dtype = HURRAY_DTYPE_UINT32;  /* member 2: dtype */
     tb_role(g->members[1], HURRAY_ROLE_BASE);                 /* member 1: role first */
     expect(g, NULL, HURRAY_E_CONSTRAINT, "members[1].member_role");

@@ -57,8 +57,7 @@ static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigne
     hurray_descriptor_init(d);
     d->dtype = dtype;
     d->layout.tag = layout;
-    d->rank = (uint8_t)rank;
-    for (unsigned k = 0; k < rank; k++) d->shape[k] = shape[k];
+    test_set_shape(d, rank, shape);
     return d;
 }
 
@@ -74,6 +73,7 @@ static const uint8_t ext_bytes[32] = "private extension data, 32 byte";
 /* One valid descriptor per layout and per quantization scheme. */
 static struct hurray_descriptor *catalogue(unsigned k) {
     struct hurray_descriptor *d = NULL;
+    struct test_layout t;
     switch (k) {
     case 0: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
     case 1: return desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
@@ -81,18 +81,22 @@ static struct hurray_descriptor *catalogue(unsigned k) {
     case 3: return desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
     case 4:
         d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
-        d->layout.strides[0] = -4;
-        d->layout.strides[1] = 1;
+        test_layout_edit(&t, d);
+        t.strides[0] = -4;
+        t.strides[1] = 1;
+        test_layout_apply(&t, d);
         d->byte_offset = 32;
         return d;
     case 5:
         d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
-        d->layout.tile_shape[0] = 2;
-        d->layout.tile_shape[1] = 3;
-        d->layout.strides[0] = 12;
-        d->layout.strides[1] = 6;
-        d->layout.inner_strides[0] = 3;
-        d->layout.inner_strides[1] = 1;
+        test_layout_edit(&t, d);
+        t.tile_shape[0] = 2;
+        t.tile_shape[1] = 3;
+        t.strides[0] = 12;
+        t.strides[1] = 6;
+        t.inner_strides[0] = 3;
+        t.inner_strides[1] = 1;
+        test_layout_apply(&t, d);
         return d;
     case 6: return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
     case 7: return desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
@@ -110,10 +114,12 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         return d;
     case 11:
         d = desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
-        d->layout.nnz = 6;
-        d->layout.fiber_counts[0] = 2;
-        d->layout.fiber_counts[1] = 4;
-        for (unsigned m = 0; m < 3; m++) d->layout.mode_order[m] = (uint8_t)m;
+        test_layout_edit(&t, d);
+        t.l.nnz = 6;
+        t.fiber_counts[0] = 2;
+        t.fiber_counts[1] = 4;
+        for (unsigned m = 0; m < 3; m++) t.mode_order[m] = (uint8_t)m;
+        test_layout_apply(&t, d);
         return d;
     case 12:
         d = desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
@@ -124,18 +130,22 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         return d;
     case 13:
         d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
-        d->layout.extension_layout_id = 0xDEADBEEFu;
-        d->layout.opaque = ext_bytes;
-        d->layout.opaque_len = 11;
-        d->buffer_count = 2;
+        test_layout_edit(&t, d);
+        t.l.extension_layout_id = 0xDEADBEEFu;
+        t.l.opaque = ext_bytes;
+        t.l.opaque_len = 11;
+        test_layout_apply(&t, d);
+        test_set_buffer_count(d, 2);
         test_set_buffer(d, 0, 100);
         test_set_buffer(d, 1, 0);
         return d;
     case 14:
         d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
-        d->layout.opaque = ext_bytes;
-        d->layout.opaque_len = 13;
-        d->buffer_count = 1;
+        test_layout_edit(&t, d);
+        t.l.opaque = ext_bytes;
+        t.l.opaque_len = 13;
+        test_layout_apply(&t, d);
+        test_set_buffer_count(d, 1);
         test_set_buffer(d, 0, 36);
         return d;
     case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
@@ -275,12 +285,9 @@ static struct hurray_descriptor *head_new(uint8_t rule, uint8_t combine, uint32_
 static struct hurray_item *box_member(const uint64_t *shape, const uint64_t *offset,
                                       uint32_t index, uint32_t count, unsigned seed) {
     struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape);
-    d->has_shard = 1;
-    d->shard.shard_index = index;
-    d->shard.shard_count = count;
-    d->shard.global_shape[0] = d->shard.global_shape[1] = 4;
-    d->shard.global_offset[0] = offset[0];
-    d->shard.global_offset[1] = offset[1];
+    struct hurray_shard s = {index, count, (const uint64_t[]){4, 4}, offset};
+    struct hurray_error err;
+    assert_status(hurray_descriptor_set_shard(d, &s, &err), HURRAY_OK);
     test_fill_buffers(d, 40);
     return tensor_item(d, seed);
 }
@@ -522,7 +529,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     (void)state;
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     struct hurray_item *it = tensor_item(d, 0);
     for (int k = 0; k < 6; k++) {
@@ -596,7 +603,7 @@ static void test_HR_FILE_2_round_trip_every_layout_and_scheme(void **state) {
         /* a variety of declared alignments (empty buffers declare 1) */
         for (unsigned b = 0; b < items[k]->descriptor->buffer_count; b++)
             if (items[k]->descriptor->buffers[b].size)
-                items[k]->descriptor->buffers[b].alignment_log2 = aligns[(k + b) % 6];
+                TEST_PATCH_BUFFER(items[k]->descriptor, b, alignment_log2, aligns[(k + b) % 6]);
         snprintf(names[k], sizeof names[k], "t%02u", k);
         e[k] = (struct hurray_file_entry){names[k], items[k]};
     }
@@ -1255,7 +1262,7 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     struct hurray_item *p = partition_item();
     size_t lh = encode_desc(p->descriptor, dh, sizeof dh);
     size_t l0 = encode_desc(p->members[0]->descriptor, d0, sizeof d0);
-    p->members[1]->descriptor->shard.global_offset[0] = 0;
+    test_patch_shard(p->members[1]->descriptor, 1, 0, 0);
     size_t l1 = encode_desc(p->members[1]->descriptor, d1, sizeof d1);
     struct raw_entry re[3] = {{"p", HURRAY_FILE_KIND_COMPOSITE, dh, lh},
                               {"p.0", HURRAY_FILE_KIND_TENSOR, d0, l0},
@@ -1351,9 +1358,9 @@ static void test_HR_FILE_7_writer_refusals(void **state) {
     a->descriptor->device = HURRAY_DEVICE_CUDA;
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
     a->descriptor->device = HURRAY_DEVICE_CPU;
-    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
+    TEST_PATCH_BUFFER(a->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
-    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    TEST_PATCH_BUFFER(a->descriptor, 0, sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
     a->descriptor->dtype = 0;
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_INVALID_TAG);
     assert_hurray_error(&err, HURRAY_E_INVALID_TAG, "index[0]/");

@@ -280,7 +280,7 @@ static void test_HR_STREAM_3_composite_is_one_item(void **state) {
 static void test_HR_STREAM_3_read_buffers_aligned(void **state) {
     (void)state;
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
-    t->descriptor->buffers[0].alignment_log2 = 12;
+    TEST_PATCH_BUFFER(t->descriptor, 0, alignment_log2, 12);
     struct bytes b = write_items(&t, 1, NULL);
     struct readout o;
     read_memory(b.p, b.n, NULL, &o);
@@ -554,15 +554,15 @@ static void test_HR_STREAM_5_cross_machine_writer(void **state) {
     hurray_stream_writer_options_init(&wo);
     wo.cross_machine = 1;
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0), *o = overlay3();
-    t->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
-    o->members[2]->descriptor->buffers[0].sync_mode = HURRAY_SYNC_STREAM;
+    TEST_PATCH_BUFFER(t->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
+    TEST_PATCH_BUFFER(o->members[2]->descriptor, 0, sync_mode, HURRAY_SYNC_STREAM);
     assert_status(hurray_stream_writer_create_memory(&wo, &w, &err), HURRAY_OK);
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_COMBINATION);
     assert_hurray_error(&err, HURRAY_E_COMBINATION, "buffers[0].sync_mode");
     assert_status(hurray_stream_writer_write(w, o, &err), HURRAY_E_COMBINATION);
     assert_status(hurray_stream_writer_getvalue(w, &data, &n, &err), HURRAY_OK);
     assert_int_equal(n, 0); /* nothing of either item was written */
-    t->descriptor->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    TEST_PATCH_BUFFER(t->descriptor, 0, sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_OK); /* still usable */
     hurray_stream_writer_free(w);
     hurray_item_free(t);
@@ -573,7 +573,7 @@ static void test_HR_STREAM_5_cross_machine_reader(void **state) {
     (void)state;
     struct hurray_stream_reader_options ro;
     struct hurray_item *items[2] = {tb_tensor(F32, 2, S23, 0), overlay3()};
-    items[1]->members[1]->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
+    TEST_PATCH_BUFFER(items[1]->members[1]->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
     struct bytes b = write_items(items, 2, NULL); /* relayed unchanged without the option */
     struct readout o;
     read_memory(b.p, b.n, NULL, &o);
@@ -599,12 +599,9 @@ static struct bytes huge_claim(uint64_t size) {
     struct hurray_descriptor *d = tb_calloc(sizeof *d);
     hurray_descriptor_init(d);
     d->dtype = HURRAY_DTYPE_UINT8;
-    d->rank = 1;
-    d->shape[0] = shape[0];
-    d->buffer_count = 1;
-    d->buffers[0].size = size;
-    d->buffers[0].alignment_log2 = 6;
-    d->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    test_set_shape(d, 1, shape);
+    test_set_buffer_count(d, 1);
+    test_set_buffer_entry(d, 0, size, 6, HURRAY_SYNC_PRODUCER_SYNCED);
     struct bytes b = {tb_calloc(8 + 256 + 64), 0};
     size_t n = 0;
     memcpy(b.p, "HRSF\x01\0\0\0", 8);
@@ -680,12 +677,9 @@ static void test_HR_STREAM_7_descriptor_limit_before_allocation(void **state) {
     /* a 4 KiB descriptor: a tensor carrying a 4000-byte unknown section */
     static uint8_t payload[4000];
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
-    t->descriptor->opaque_count = 1;
-    t->descriptor->opaque[0].type = 0x80;
-    t->descriptor->opaque[0].data = payload;
-    t->descriptor->opaque[0].length = sizeof payload;
+    test_add_opaque(t->descriptor, 0x80, 0, payload, sizeof payload);
     struct bytes b = write_items(&t, 1, NULL);
-    t->descriptor->opaque_count = 0;
+    hurray_descriptor_clear_opaque_sections(t->descriptor);
     hurray_limits_default(&lim);
     lim.max_descriptor_bytes = 1024;
     hurray_stream_reader_options_init(&ro);
@@ -1024,10 +1018,11 @@ static void test_HR_STREAM_10_refused_items_write_nothing(void **state) {
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_ARGUMENT);
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "buffers[0]");
     t->buffers[0].size = 24;
-    t->descriptor->buffers[0].size = 20; /* the descriptor itself is invalid */
+    TEST_PATCH_BUFFER(t->descriptor, 0, size, 20); /* the descriptor itself is invalid */
     t->buffers[0].size = 20;
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_BUFFER_SIZE);
-    t->descriptor->buffers[0].size = t->buffers[0].size = 24;
+    TEST_PATCH_BUFFER(t->descriptor, 0, size, 24);
+    t->buffers[0].size = 24;
     p->members[1]->descriptor->has_shard = 0; /* a composite rule */
     assert_status(hurray_stream_writer_write(w, p, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "members[1].shard");
