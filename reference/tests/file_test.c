@@ -377,7 +377,7 @@ static int open_exact(const uint8_t *src, size_t len, const struct hurray_limits
     if (len) memcpy(copy, src, len);
     struct hurray_file_options opt = {lim, NULL, HURRAY_FILE_COPY};
     *f = (struct hurray_file *)(uintptr_t)1;
-    int st = hurray_file_open_memory(copy, len, &opt, f, err);
+    int st = hurray_file_create_memory(copy, len, &opt, f, err);
     free(copy);
     if (st != HURRAY_OK) assert_null(*f);
     return st;
@@ -394,7 +394,7 @@ static void expect_open(const uint8_t *src, size_t len, const struct hurray_limi
                     st ? err.field : "", st ? err.message : "", hurray_status_name(code));
     assert_status(st, code);
     if (code != HURRAY_OK) assert_hurray_error(&err, code, field);
-    hurray_file_close(f);
+    hurray_file_destroy(f);
 }
 
 /* Locations of index entry i in a file image (parsed here, independently). */
@@ -518,7 +518,7 @@ static void std_make(struct std_file *s) {
 }
 
 static void std_free(struct std_file *s) {
-    for (int k = 0; k < 3; k++) hurray_item_free(s->items[k]);
+    for (int k = 0; k < 3; k++) hurray_item_destroy(s->items[k]);
     free(s->bytes);
 }
 
@@ -586,7 +586,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     expect_open(f, len, NULL, HURRAY_OK, NULL);
     free(g);
     free(f);
-    hurray_item_free(it);
+    hurray_item_destroy(it);
 }
 
 /* Every layout and scheme, all buffers of multi-buffer tensors, back
@@ -646,13 +646,13 @@ static void test_HR_FILE_2_round_trip_every_layout_and_scheme(void **state) {
         assert_aligned(back[k]);
         e[k].item = back[k];
     }
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     size_t len2 = 0;
     uint8_t *again = encode_ok(e, CATALOGUE, NULL, 0, &len2);
     assert_bytes_equal(again, len2, f, len);
     for (unsigned k = 0; k < CATALOGUE; k++) {
-        hurray_item_free(back[k]);
-        hurray_item_free(items[k]);
+        hurray_item_destroy(back[k]);
+        hurray_item_destroy(items[k]);
     }
     free(again);
     free(f);
@@ -708,14 +708,14 @@ static void test_HR_FILE_3_composites(void **state) {
     assert_true(hurray_descriptor_equal(d, s.items[2]->members[1]->descriptor));
     hurray_descriptor_reset(d);
     free(d);
-    hurray_item_free(o);
+    hurray_item_destroy(o);
     assert_status(hurray_file_load_item(file, 10, &o, &err), HURRAY_E_ARGUMENT);
     assert_null(o);
-    hurray_file_close(file);
-    hurray_item_free(g);
-    hurray_item_free(g1);
-    hurray_item_free(g10);
-    hurray_item_free(ov);
+    hurray_file_destroy(file);
+    hurray_item_destroy(g);
+    hurray_item_destroy(g1);
+    hurray_item_destroy(g10);
+    hurray_item_destroy(ov);
     free(f);
     std_free(&s);
 }
@@ -737,7 +737,7 @@ static void test_HR_FILE_4_kv_section(void **state) {
     uint8_t *again = encode_ok(s.entries, 3, kv->entries, kv->count, &len);
     assert_bytes_equal(again, len, s.bytes, s.len);
     free(again);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
 
     /* inside a file, a KV read past kv_length is LENGTH (the file is complete) */
     uint8_t *b = malloc(s.len);
@@ -823,7 +823,7 @@ static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
     test_alloc_init(&ta, 0);
     struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_MMAP};
     struct hurray_file *file = NULL;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     struct hurray_item *it[3];
     for (size_t k = 0; k < 3; k++) {
         size_t i = hurray_file_top_level_entry(file, k);
@@ -833,29 +833,29 @@ static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
     }
     const uint8_t *p0 = it[0]->buffers[0].data;
     assert_true(mapped(p0, 1));
-    hurray_file_close(file); /* the items keep the mapping */
+    hurray_file_destroy(file); /* the items keep the mapping */
     assert_true(mapped(p0, 1));
     for (size_t k = 0; k < 3; k++) assert_items_equal(s.items[k], it[k]);
-    hurray_item_free(it[1]);
-    hurray_item_free(it[2]);
+    hurray_item_destroy(it[1]);
+    hurray_item_destroy(it[2]);
     assert_true(mapped(p0, 1));
     assert_true(ta.live_allocs > 0);
-    hurray_item_free(it[0]); /* the last reference: unmapped */
+    hurray_item_destroy(it[0]); /* the last reference: unmapped */
     assert_false(mapped(p0, 0));
     assert_alloc_clean(&ta);
 
     /* copy mode: page-aligned owned memory, same lifetime rule */
     test_alloc_init(&ta, 0);
     opt.mode = HURRAY_FILE_COPY;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_status(hurray_file_load_item(file, 1, &it[1], &err), HURRAY_OK);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     assert_aligned(it[1]);
     assert_items_equal(s.items[1], it[1]);
-    hurray_item_free(it[1]);
+    hurray_item_destroy(it[1]);
     assert_alloc_clean(&ta);
     opt.mode = 7;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_E_ARGUMENT);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_E_ARGUMENT);
 
     /* the path holds exactly the canonical bytes */
     FILE *fp = fopen(path, "rb");
@@ -878,12 +878,12 @@ static void test_HR_FILE_8_io_errors(void **state) {
     struct hurray_file *file = NULL;
     char path[128];
     tmp_path(path, sizeof path, "missing.hry");
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_IO);
     assert_hurray_error(&err, HURRAY_E_IO, "file");
     assert_non_null(strstr(err.message, "No such file"));
     tmp_path(path, sizeof path, "dir");
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_IO);
     assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
     tmp_path(path, sizeof path, "nodir/x.hry");
     assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
@@ -893,13 +893,13 @@ static void test_HR_FILE_8_io_errors(void **state) {
     assert_non_null(fp);
     assert_int_equal(fwrite(s.bytes, 1, s.len - 1, fp), s.len - 1);
     fclose(fp);
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
     struct hurray_file_options mopt = {NULL, NULL, HURRAY_FILE_MMAP};
-    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
     fp = fopen(path, "wb");
     assert_non_null(fp);
     fclose(fp);
-    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
     /* a refused file leaves the path untouched */
     tmp_path(path, sizeof path, "b.hry");
     struct hurray_file_entry dup[2] = {s.entries[0], s.entries[0]};
@@ -939,16 +939,16 @@ static void test_HR_FILE_7_write_path_replaces(void **state) {
     struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_MMAP};
     struct hurray_file *file = NULL;
     struct hurray_item *old = NULL;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_status(hurray_file_load_item(file, 1, &old, &err), HURRAY_OK);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     struct hurray_file_contents one = {&s.entries[0], 1, NULL, 0};
     assert_status(hurray_file_write_path(path, &one, NULL, &err), HURRAY_OK);
     assert_items_equal(s.items[1], old); /* still the old file's bytes */
-    hurray_item_free(old);
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    hurray_item_destroy(old);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_int_equal(hurray_file_entry_count(file), 1);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     DIR *dir = opendir(tmp_dir);
     assert_non_null(dir);
     for (struct dirent *de; (de = readdir(dir)) != NULL;)
@@ -1254,7 +1254,7 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     f[locate(f, 1).name + 1] = 'y';
     expect_open(f, len, NULL, HURRAY_E_DUPLICATE, "index[1].name");
     free(f);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
 
     /* composite rules run on the whole tree (composite.md): overlapping
      * partition boxes, each descriptor valid on its own */
@@ -1277,8 +1277,8 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     f = raw_file(&lone, 1, NULL, 0, &len);
     expect_open(f, len, NULL, HURRAY_E_CONSTRAINT, "index[0]/");
     free(f);
-    hurray_item_free(ov);
-    hurray_item_free(p);
+    hurray_item_destroy(ov);
+    hurray_item_destroy(p);
     std_free(&s);
 }
 
@@ -1321,8 +1321,8 @@ static void test_HR_FILE_6_mutations_are_canonical_or_refused(void **state) {
             uint8_t *again = encode_ok(e, n, kv->entries, kv->count, &len);
             assert_bytes_equal(again, len, b, s.len);
             free(again);
-            for (size_t j = 0; j < n; j++) hurray_item_free(it[j]);
-            hurray_file_close(f);
+            for (size_t j = 0; j < n; j++) hurray_item_destroy(it[j]);
+            hurray_file_destroy(f);
         }
     }
     assert_true(accepted > 0);
@@ -1422,7 +1422,7 @@ static int load_everything(struct hurray_file *f, struct hurray_error *err) {
     for (size_t i = 0; st == HURRAY_OK && i < hurray_file_entry_count(f); i++) {
         struct hurray_item *it = NULL;
         st = hurray_file_load_item(f, i, &it, err);
-        hurray_item_free(it);
+        hurray_item_destroy(it);
     }
     return st;
 }
@@ -1431,10 +1431,10 @@ static int sweep_open(const struct hurray_allocator *a, void *state) {
     const struct sweep_state *ss = state;
     struct hurray_file_options opt = {NULL, a, ss->mode};
     struct hurray_file *f = NULL;
-    int st = ss->path ? hurray_file_open_path(ss->path, &opt, &f, NULL)
-                      : hurray_file_open_memory(ss->bytes, ss->len, &opt, &f, NULL);
+    int st = ss->path ? hurray_file_create_path(ss->path, &opt, &f, NULL)
+                      : hurray_file_create_memory(ss->bytes, ss->len, &opt, &f, NULL);
     if (st == HURRAY_OK) st = load_everything(f, NULL);
-    hurray_file_close(f);
+    hurray_file_destroy(f);
     return st;
 }
 

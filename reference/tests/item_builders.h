@@ -1,6 +1,6 @@
 /* Item builders for the composite and stream tests: trees built with malloc
- * in hurray_item_free's convention (allocator NULL = malloc/free, owned
- * buffers of exactly their size), so hurray_item_free releases them.
+ * in hurray_item_destroy's convention (allocator NULL = malloc/free, owned
+ * buffers of exactly their size), so hurray_item_destroy releases them.
  * Header-only (static inline): include after cmocka.h, hurray.h and
  * test_support.h (descriptors are built with its setter helpers). */
 #ifndef HURRAY_TEST_ITEM_BUILDERS_H
