@@ -794,7 +794,8 @@ static int check_tensor_buffers(const struct hurray_stream_writer *w,
                "members: a tensor item has no members");
     for (unsigned i = 0; i < d->buffer_count; i++) {
         const struct hurray_item_buffer *b = &it->buffers[i];
-        hri_fieldf(f, "buffers[%u]", i);
+        if (b->size != d->buffers[i].size || (b->size && !b->data))
+            hri_fieldf(f, "buffers[%u]", i); /* only on failure */
         HR_FAIL_IF(b->size != d->buffers[i].size, err, HURRAY_E_ARGUMENT, f,
                    "%s: %llu bytes held, but the table declares %llu", f,
                    (unsigned long long)b->size, (unsigned long long)d->buffers[i].size);
