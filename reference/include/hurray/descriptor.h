@@ -47,11 +47,12 @@ struct hurray_buffer_desc {
  *
  * Writing. Scalars (dtype, device, memory_class, byte_offset, version, the
  * layout's scalar parameters) are assigned directly. Spans are written only
- * through the setters; a caller may also point a span at memory of its own
- * (a borrowed view: reset frees only `storage`, hurray_descriptor_copy makes
- * an owning copy). `rank`, `buffer_count` and `opaque_count` are the spans'
- * lengths: set them through the setters, which keep them and the spans in
- * step. Every function that reads a descriptor refuses (ARGUMENT) a NULL span
+ * through the setters, which keep `rank`, `buffer_count` and `opaque_count`
+ * (the spans' lengths) in step with them; a caller never writes through a
+ * span. A caller may instead point a span at memory of its own, setting its
+ * length with it (a borrowed view, e.g. a descriptor on the stack for one
+ * call: reset frees only `storage`; hurray_descriptor_copy makes an owning
+ * copy). Every function that reads a descriptor refuses (ARGUMENT) a NULL span
  * of non-zero length instead of dereferencing it.
  *
  * Lifecycle (the rule for every libhurray type whose struct is public):
