@@ -200,9 +200,15 @@ static struct hurray_item *tiny_tensor(void) {
     return tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){0}, 0);
 }
 
-/* A group composite of MEMBERS tiny members (one item, shared by every slot). */
-static void make_stream(const char *path) {
-    struct hurray_item *m = tiny_tensor();
+/* The smallest descriptor there is, as a member: an unknown layout (a reserved
+ * tag is carried, HR-LAYOUT-3), rank 0, no buffers: 40 bytes + an 8-byte frame
+ * header. */
+static struct hurray_item *smallest_member(void) {
+    return tb_item(HURRAY_DTYPE_UINT8, 0x40, 0, NULL);
+}
+
+/* A group composite of MEMBERS copies of one member (one item, shared by every slot). */
+static void make_group_stream(const char *path, struct hurray_item *m) {
     struct hurray_item *head =
         tb_head(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE, HURRAY_DTYPE_UINT8, 1,
                 (const uint64_t[]){0}, MEMBERS);
@@ -219,6 +225,11 @@ static void make_stream(const char *path) {
     for (uint32_t i = 0; i < MEMBERS; i++) head->members[i] = NULL;
     hurray_item_destroy(head);
     hurray_item_destroy(m);
+}
+
+static void make_stream(const char *path) { make_group_stream(path, tiny_tensor()); }
+static void make_stream_smallest(const char *path) {
+    make_group_stream(path, smallest_member());
 }
 
 /* DESCRIPTORS descriptors back to back: the 64-byte member descriptor and the
@@ -324,6 +335,13 @@ static void test_HR_STREAM_8_composite_memory_follows_input(void **state) {
     check_budget("stream", make_stream);
 }
 
+/* The same with the smallest members there are: 48 bytes of stream each, an
+ * item node of ~360 bytes (no storage block: no spans, no buffer table). */
+static void test_HR_STREAM_8_smallest_members_memory_follows_input(void **state) {
+    (void)state;
+    check_budget("stream", make_stream_smallest);
+}
+
 /* 65,536 descriptors decoded and kept: a record is a compact header and one
  * exactly-sized storage block (HR-DESC-5 decoding into descriptor.h's record). */
 static void test_HR_DESC_5_decoded_records_follow_input(void **state) {
@@ -342,6 +360,7 @@ int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_STREAM_8_composite_memory_follows_input),
+        cmocka_unit_test(test_HR_STREAM_8_smallest_members_memory_follows_input),
         cmocka_unit_test(test_HR_DESC_5_decoded_records_follow_input),
         cmocka_unit_test(test_HR_FILE_memory_follows_input),
     };
