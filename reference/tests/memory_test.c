@@ -2,7 +2,8 @@
  * libhurray's readers, with the peak resident memory measured.
  *
  * Each case writes its input to a temporary file, then runs this binary again
- * (/proc/self/exe --probe CASE FILE) as a fresh process, so no memory the test
+ * (argv[0] --probe CASE FILE; not /proc/self/exe, which is valgrind's own
+ * program under `make valgrind`) as a fresh process, so no memory the test
  * itself allocated and freed can be reused by the reading and hide from the
  * measure. The probe loads what it must into memory (the stream's bytes, the
  * descriptors' bytes; the file reader reads the file itself), takes VmHWM as
@@ -51,6 +52,9 @@
 #define DESCRIPTORS 65536u       /* descriptors decoded and kept */
 #define BUDGET_FACTOR 8u
 #define BUDGET_SLACK ((uint64_t)1 << 20)
+
+/* This binary, to run again as a probe (realpath of argv[0]). */
+static char self_path[4096];
 
 /* ---- measuring (probe side) ---------------------------------------------------------- */
 
@@ -289,7 +293,7 @@ static void run_probe(const char *which, const char *path, uint64_t *input, uint
         dup2(fd[1], 1);
         close(fd[0]);
         close(fd[1]);
-        execl("/proc/self/exe", "memory_test", "--probe", which, path, (char *)NULL);
+        execl(self_path, "memory_test", "--probe", which, path, (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -358,6 +362,10 @@ static void test_HR_FILE_memory_follows_input(void **state) {
 
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2], argv[3]);
+    if (argc < 1 || !realpath(argv[0], self_path)) {
+        fprintf(stderr, "memory_test: cannot resolve argv[0]\n");
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_STREAM_8_composite_memory_follows_input),
         cmocka_unit_test(test_HR_STREAM_8_smallest_members_memory_follows_input),
