@@ -44,6 +44,8 @@ struct hurray_buffer_desc {
  * none, when every span is empty). Read the spans with the usual syntax:
  * d->shape[k] (k < rank), d->buffers[i] (i < buffer_count),
  * d->opaque[j] (j < opaque_count), d->layout.strides[k], d->shard.global_shape[k].
+ * An empty span is NULL (check the length before handing a span to memcpy).
+ * The header is 280 bytes on LP64; nothing in it is a fixed-size array.
  *
  * Writing. Scalars (dtype, device, memory_class, byte_offset, version, the
  * layout's scalar parameters) are assigned directly. Spans are written only
@@ -148,7 +150,8 @@ HURRAY_API void hurray_descriptor_set_quant(struct hurray_descriptor *d,
 HURRAY_API void hurray_descriptor_set_statistics(struct hurray_descriptor *d,
                                                  const struct hurray_statistics *s);
 /* The shard section, its spans copied for d->rank dimensions, or none when s
- * is NULL (its spans are dropped). */
+ * is NULL (its spans are dropped; the block keeps their bytes until the next
+ * rebuild, as after clear_opaque_sections). */
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_shard(struct hurray_descriptor *d,
                                                             const struct hurray_shard *s,
                                                             struct hurray_error *err);
