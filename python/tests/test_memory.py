@@ -113,6 +113,30 @@ def test_HR_STREAM_8_reader_memory_follows_input(tmp_path):
     check("stream", path, MEMBERS)
 
 
+def _descriptor(dtype, layout, shape, params):
+    """descriptor.md § Layout of the bytes: header, fixed fields, shape, no buffers, the
+    layout block; no sections."""
+    import struct
+    block = struct.pack("<II", len(params), 0) + params + b"\0" * (-len(params) % 8)
+    body = struct.pack("<BBBBBBBBQ", dtype, 0x01, 0x01, layout, len(shape), 0, 0, 0, 0)
+    body += b"".join(struct.pack("<Q", e) for e in shape) + block
+    return b"HRYD" + struct.pack("<BBHII", 1, 0, 0, 32 + len(body) - 16, 0) + body
+
+
+def test_HR_STREAM_8_smallest_members_memory_follows_input(tmp_path):
+    """The smallest members there are (an unknown layout, rank 0, no buffers: a 40-byte
+    descriptor and an 8-byte frame header each): a 3.0 MiB stream of one 65,536-member group,
+    hand-packed (stream.md § Frame), read by StreamReader."""
+    import struct
+    head = _descriptor(0x03, 0x30, [0], struct.pack("<BBHI", 0x03, 0x00, 0, MEMBERS))
+    member = _descriptor(0x03, 0x40, [], b"")
+    assert len(member) == 40
+    data = b"HRSF\x02\0\0\0" + head + (b"HRSF\x01\0\0\0" + member) * MEMBERS
+    path = tmp_path / "smallest.hrsf"
+    path.write_bytes(data)
+    check("stream", path, MEMBERS)
+
+
 def test_memory_load_composite_follows_input(tmp_path):
     """hurray.load of a file holding one 65,536-member composite (every member an index
     entry of its own)."""
