@@ -36,7 +36,7 @@ static volatile size_t sink_size;
 struct bench_case {
     const char *name;
     const char *what;
-    struct hurray_descriptor *desc; /* heap: the struct is ~16 KiB */
+    struct hurray_descriptor *desc;
     uint8_t bytes[ENCODE_CAP];
     size_t len;
 };
@@ -61,71 +61,73 @@ static void fail(const char *what, const char *case_name, int status,
 
 /* ---- the two descriptors ------------------------------------------------ */
 
+static void setter(int st, const char *what) {
+    if (st != HURRAY_OK) {
+        fprintf(stderr, "descriptor_bench: %s failed: %s\n", what, hurray_status_name(st));
+        exit(1);
+    }
+}
+
 static void build_small(struct hurray_descriptor *d) {
+    static const uint64_t shape[2] = {1024, 768};
+    /* alignment 64 = MIN_BUFFER_ALIGNMENT */
+    static const struct hurray_buffer_desc buf = {UINT64_C(1024) * 768 * 4, 6,
+                                                  HURRAY_SYNC_PRODUCER_SYNCED};
     hurray_descriptor_init(d);
     d->dtype = HURRAY_DTYPE_FLOAT32;
     d->device = HURRAY_DEVICE_CPU;
     d->memory_class = HURRAY_MEM_STANDARD;
-    d->rank = 2;
-    d->shape[0] = 1024;
-    d->shape[1] = 768;
     d->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
-    d->buffer_count = 1;
-    d->buffers[0].size = UINT64_C(1024) * 768 * 4;
-    d->buffers[0].alignment_log2 = 6; /* 64, MIN_BUFFER_ALIGNMENT */
-    d->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    setter(hurray_descriptor_set_shape(d, 2, shape, NULL), "set_shape");
+    setter(hurray_descriptor_set_buffers(d, 1, &buf, NULL), "set_buffers");
 }
 
 static void build_large(struct hurray_descriptor *d) {
     static const uint64_t shape[8] = {2, 3, 4, 5, 6, 7, 8, 9};
-    uint64_t n = 1;
+    int64_t strides[8];
+    uint64_t global_shape[8], global_offset[8], n = 1;
     hurray_descriptor_init(d);
     d->dtype = HURRAY_DTYPE_INT8; /* per_channel_affine needs integer codes */
     d->device = HURRAY_DEVICE_CPU;
     d->memory_class = HURRAY_MEM_STANDARD;
-    d->rank = 8;
-    d->layout.tag = HURRAY_LAYOUT_STRIDED;
+    setter(hurray_descriptor_set_shape(d, 8, shape, NULL), "set_shape");
     /* C-contiguous strides in logical elements, written out as parameters. */
     for (int k = 7; k >= 0; k--) {
-        d->shape[k] = shape[k];
-        d->layout.strides[k] = (int64_t)n;
+        strides[k] = (int64_t)n;
         n *= shape[k];
     }
-    /* Buffer 0: the int8 codes; buffer 1: the per-channel float32 scales. */
-    d->buffer_count = 2;
-    d->buffers[0].size = n;
-    d->buffers[0].alignment_log2 = 6;
-    d->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-    d->buffers[1].size = 64; /* >= bs(float32, shape[axis]) = 12 */
-    d->buffers[1].alignment_log2 = 6;
-    d->buffers[1].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    struct hurray_layout layout = {.tag = HURRAY_LAYOUT_STRIDED, .strides = strides};
+    setter(hurray_descriptor_set_layout(d, &layout, NULL), "set_layout");
+    /* Buffer 0: the int8 codes; buffer 1: the per-channel float32 scales
+     * (64 >= bs(float32, shape[axis]) = 12). */
+    const struct hurray_buffer_desc bufs[2] = {{n, 6, HURRAY_SYNC_PRODUCER_SYNCED},
+                                               {64, 6, HURRAY_SYNC_PRODUCER_SYNCED}};
+    setter(hurray_descriptor_set_buffers(d, 2, bufs, NULL), "set_buffers");
 
-    d->has_quant = 1;
-    d->quant.scheme = HURRAY_QUANT_PER_CHANNEL_AFFINE;
-    d->quant.axis = 1;
-    d->quant.scale_buffer = 1; /* = L */
-    d->quant.zero_point_buffer = HURRAY_NO_BUFFER; /* symmetric */
-    d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
-    d->quant.zero_point_dtype = 0;
-    d->quant.absmax_buffer = HURRAY_NO_BUFFER;
-    d->quant.nested_absmax_buffer = HURRAY_NO_BUFFER;
-    d->quant.quant_map_buffer = HURRAY_NO_BUFFER;
+    struct hurray_quant q = {0};
+    q.scheme = HURRAY_QUANT_PER_CHANNEL_AFFINE;
+    q.axis = 1;
+    q.scale_buffer = 1; /* = L */
+    q.zero_point_buffer = HURRAY_NO_BUFFER; /* symmetric */
+    q.scale_dtype = HURRAY_DTYPE_FLOAT32;
+    q.zero_point_dtype = 0;
+    q.absmax_buffer = HURRAY_NO_BUFFER;
+    q.nested_absmax_buffer = HURRAY_NO_BUFFER;
+    q.quant_map_buffer = HURRAY_NO_BUFFER;
+    hurray_descriptor_set_quant(d, &q);
 
-    d->has_statistics = 1;
-    d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
-    d->statistics.min = -128.0;
-    d->statistics.max = 127.0;
-    d->statistics.nan_count = 0;
+    const struct hurray_statistics st = {HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT,
+                                         -128.0, 127.0, 0};
+    hurray_descriptor_set_statistics(d, &st);
 
-    d->has_shard = 1;
-    d->shard.shard_index = 1;
-    d->shard.shard_count = 4;
     for (int k = 0; k < 8; k++) {
-        d->shard.global_shape[k] = shape[k];
-        d->shard.global_offset[k] = 0;
+        global_shape[k] = shape[k];
+        global_offset[k] = 0;
     }
-    d->shard.global_shape[0] = shape[0] * 4; /* sharded along dim 0 */
-    d->shard.global_offset[0] = shape[0] * 1;
+    global_shape[0] = shape[0] * 4; /* sharded along dim 0 */
+    global_offset[0] = shape[0] * 1;
+    const struct hurray_shard shard = {1, 4, global_shape, global_offset};
+    setter(hurray_descriptor_set_shard(d, &shard, NULL), "set_shard");
 }
 
 /* Encodes once, decodes back and checks the round trip (HR-DESC-6, HR-DESC-7). */

@@ -100,7 +100,7 @@ static void *stream_writer(void *arg) {
     }
     st = hurray_stream_writer_finish(w, &err);
     if (st != HURRAY_OK) die("finish", st, &err);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     close(j->fd);
     return NULL;
 }
@@ -156,11 +156,11 @@ static double run_stream(struct job *j, size_t tensor_bytes,
         const struct hurray_item_buffer *b = &it->buffers[0];
         if (b->size != tensor_bytes || b->data[0] != 0x5A || b->data[b->size - 1] != 0xA5)
             die("data check", 0, NULL);
-        hurray_item_free(it);
+        hurray_item_destroy(it);
         got++;
     }
     double t1 = now_seconds();
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     pthread_join(th, NULL);
     close(fds[0]);
     if (got != j->count) die("item count", 0, NULL);
@@ -226,14 +226,14 @@ static struct hurray_item *make_tensor(uint8_t *data, size_t bytes) {
     static struct hurray_descriptor d;
     static struct hurray_item_buffer buf;
     static struct hurray_item it;
+    const uint64_t shape[1] = {bytes};
+    const struct hurray_buffer_desc table[1] = {{bytes, 6, HURRAY_SYNC_PRODUCER_SYNCED}};
+    struct hurray_error err;
     hurray_descriptor_init(&d);
     d.dtype = HURRAY_DTYPE_UINT8;
-    d.rank = 1;
-    d.shape[0] = bytes;
-    d.buffer_count = 1;
-    d.buffers[0].size = bytes;
-    d.buffers[0].alignment_log2 = 6;
-    d.buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    int st = hurray_descriptor_set_shape(&d, 1, shape, &err);
+    if (st == HURRAY_OK) st = hurray_descriptor_set_buffers(&d, 1, table, &err);
+    if (st != HURRAY_OK) die("descriptor", st, &err);
     buf.data = data;
     buf.size = bytes;
     it.descriptor = &d;

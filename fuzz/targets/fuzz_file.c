@@ -92,7 +92,7 @@ static size_t load_all(struct hurray_file *f, struct hurray_item **top, size_t s
         check(hurray_file_load_item(f, i, &it, &err) == HURRAY_OK);
         check_item(it, &sp);
         if (!hurray_file_entry_is_member(f, i)) top[n++] = it;
-        else hurray_item_free(it);
+        else hurray_item_destroy(it);
     }
     check(n == hurray_file_top_level_count(f));
     check(sp.hi <= sp.lo || sp.hi - sp.lo <= size);
@@ -134,7 +134,7 @@ static void run_profile(const uint8_t *data, size_t size, int profile) {
     struct hurray_file *f = NULL;
     struct hurray_error err;
     pick_limits(profile, &lim);
-    int st = hurray_file_open_memory(data, size, &opt, &f, &err);
+    int st = hurray_file_create_memory(data, size, &opt, &f, &err);
     check(st >= 0 && st < HURRAY_STATUS_COUNT);
     if (st != HURRAY_OK) {
         check(err.code == st && f == NULL && ctr.live == 0);
@@ -143,16 +143,16 @@ static void run_profile(const uint8_t *data, size_t size, int profile) {
     check(size >= HURRAY_PAGE_ALIGNMENT);
     struct hurray_item **top = malloc(hurray_file_entry_count(f) * sizeof *top + 1);
     if (!top) {
-        hurray_file_close(f);
+        hurray_file_destroy(f);
         return;
     }
     size_t n = load_all(f, top, size);
     check(ctr.peak <= 4 * size + (1u << 20));
     check_canonical(f, top, n, data, size);
-    hurray_file_close(f); /* the items keep the image alive */
+    hurray_file_destroy(f); /* the items keep the image alive */
     struct span sp = {UINTPTR_MAX, 0, 0};
     for (size_t k = 0; k < n; k++) check_item(top[k], &sp);
-    for (size_t k = 0; k < n; k++) hurray_item_free(top[k]);
+    for (size_t k = 0; k < n; k++) hurray_item_destroy(top[k]);
     free(top);
     check(ctr.live == 0);
 }

@@ -73,13 +73,13 @@ static void check_canonical(const struct hurray_item *it, const uint8_t *want, s
     if (hurray_stream_writer_create_memory(NULL, &w, NULL) != HURRAY_OK) return;
     int st = hurray_stream_writer_write(w, it, NULL);
     if (st == HURRAY_E_NOMEM) {
-        hurray_stream_writer_free(w);
+        hurray_stream_writer_destroy(w);
         return;
     }
     check(st == HURRAY_OK);
     check(hurray_stream_writer_getvalue(w, &got, &n, NULL) == HURRAY_OK);
     check(n == len && memcmp(got, want, len) == 0);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -117,10 +117,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t end = hurray_stream_reader_offset(r);
         check(end > start && end <= size && (end - start) % 8 == 0);
         check_canonical(it, data + start, (size_t)(end - start), &lim);
-        hurray_item_free(it);
+        hurray_item_destroy(it);
         start = end;
     }
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     check(b.live == 0);
     return 0;
 }

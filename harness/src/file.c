@@ -1,7 +1,7 @@
 /* Kind "file" (schema 2): an HRRYFILE image (docs/spec/file-container.md).
  *
- *   every expectation: hurray_file_open_memory under the vector's limits;
- *            hurray_file_open_path on the vector file itself, in copy and in
+ *   every expectation: hurray_file_create_memory under the vector's limits;
+ *            hurray_file_create_path on the vector file itself, in copy and in
  *            mmap mode, must give the same status (README: "from memory or
  *            from a path (the outcome is the same)");
  *   valid:   OK, and through the public API, entry by entry (index order,
@@ -567,7 +567,7 @@ static void check_valid_file(struct file_run *r) {
     if (!kv) hc_fail(log, "decoded.kv: hurray_file_kv returned NULL");
     else hc_kv_compare(log, "decoded.kv", x->kv, kv);
     if (k == ntop && n == x->entry_count) check_reencoding(r, top, ntop);
-    for (size_t i = 0; i < n && i < x->entry_count; i++) hurray_item_free(loaded[i]);
+    for (size_t i = 0; i < n && i < x->entry_count; i++) hurray_item_destroy(loaded[i]);
     free(loaded);
     free(top);
 }
@@ -582,7 +582,7 @@ static int open_memory(const uint8_t *data, size_t size, const struct hc_vector 
     o.mode = HURRAY_FILE_COPY;
     *f = NULL;
     hurray_error_clear(err);
-    return hurray_file_open_memory(data, size, &o, f, err);
+    return hurray_file_create_memory(data, size, &o, f, err);
 }
 
 /* The vector file opened by path, copied and mapped: the same status; for a
@@ -610,9 +610,9 @@ static void check_paths(struct hc_log *log, const struct hc_vector *v, const cha
         o.allocator = &a;
         o.mode = mode;
         hurray_error_clear(&err);
-        int st = hurray_file_open_path(path, &o, &f, &err);
+        int st = hurray_file_create_path(path, &o, &f, &err);
         if (st != want_status) {
-            hc_fail(log, "hurray_file_open_path (%s mode): %s, but open_memory gave %s",
+            hc_fail(log, "hurray_file_create_path (%s mode): %s, but open_memory gave %s",
                     modes[mode], hc_describe(msg, sizeof msg, st, &err),
                     hc_status_str(want_status));
         } else if (st == HURRAY_OK && v->file) {
@@ -639,20 +639,20 @@ static void check_paths(struct hc_log *log, const struct hc_vector *v, const cha
                         char b[HC_PATH_MAX];
                         r.members_too = 1;
                         check_node(&r, &quiet, hc_pathf(b, "decoded.entries[%zu]", i), i, it, 0);
-                        hurray_item_free(it);
+                        hurray_item_destroy(it);
                     }
             } else {
                 hc_fail(&quiet, "%zu entries", n);
             }
             if (quiet.failures)
-                hc_fail(log, "hurray_file_open_path (%s mode): %s%s", modes[mode], quiet.first,
+                hc_fail(log, "hurray_file_create_path (%s mode): %s%s", modes[mode], quiet.first,
                         quiet.failures > 1 ? " (+more)" : "");
             free(r.d);
             free(r.parent);
             free(r.child_start);
             free(r.children);
         }
-        hurray_file_close(f);
+        hurray_file_destroy(f);
         char when[48];
         snprintf(when, sizeof when, "open_path (%s mode)", modes[mode]);
         hc_check_allocations(log, &stats, when);
@@ -715,7 +715,7 @@ static void file_sweep(struct hc_log *log, const struct hc_vector *v, const uint
         struct hurray_file *f = NULL;
         struct hurray_error err;
         int st = open_memory(tail, k, v, &a, &f, &err);
-        hurray_file_close(f);
+        hurray_file_destroy(f);
         res->prefixes++;
         if (st == HURRAY_E_TRUNCATED) continue;
         if (bad++ == 0) {
@@ -747,7 +747,7 @@ void hc_check_file(struct hc_log *log, const struct hc_vector *v, const char *di
     hc_counting_allocator(&a, &stats);
     int st = open_memory(data, (size_t)v->size, v, &a, &f, &err);
     if (v->expect != HC_EXPECT_VALID) {
-        if (st == HURRAY_OK) hurray_file_close(f);
+        if (st == HURRAY_OK) hurray_file_destroy(f);
         hc_check_allocations(log, &stats, "open/close");
         hc_check_failure_status(log, v, st, &err, res);
         check_paths(log, v, dir, data, st);
@@ -776,7 +776,7 @@ void hc_check_file(struct hc_log *log, const struct hc_vector *v, const char *di
         free(r.parent);
         free(r.child_start);
         free(r.children);
-        hurray_file_close(f);
+        hurray_file_destroy(f);
         hc_check_allocations(log, &stats, "close (file and every loaded item)");
     }
     check_paths(log, v, dir, data, st == HURRAY_OK ? HURRAY_OK : st);

@@ -303,10 +303,10 @@ static int read_prefix(struct reader_run *rr, const uint8_t *src, size_t len, si
         struct hurray_item *it = NULL;
         st = hurray_stream_reader_next(r, &it, &err);
         if (st != HURRAY_OK || !it) break;
-        hurray_item_free(it);
+        hurray_item_destroy(it);
         (*items)++;
     }
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     return st;
 }
 
@@ -426,7 +426,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
     if (st != HURRAY_OK) {
         hc_fail(log, "hurray_stream_writer_create_memory failed: %s",
                 hc_describe(msg, sizeof msg, st, &err));
-        hurray_stream_reader_free(r);
+        hurray_stream_reader_destroy(r);
         return;
     }
     size_t count = 0;
@@ -462,7 +462,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
                     hc_describe(msg, sizeof msg, wst, &werr));
             rewrite_ok = 0;
         }
-        hurray_item_free(it);
+        hurray_item_destroy(it);
         count++;
         last_end = end;
     }
@@ -477,7 +477,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
     else if (st != HURRAY_OK && (again.offset != err.offset || again.has_offset != err.has_offset))
         hc_fail(log, "a further read after %s reports offset %" PRIu64 ", the first %" PRIu64,
                 hc_status_str(st), again.offset, err.offset);
-    hurray_item_free(more);
+    hurray_item_destroy(more);
     uint64_t final_offset = hurray_stream_reader_offset(r);
     const uint8_t *out = NULL;
     size_t out_len = 0;
@@ -504,8 +504,8 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
                              (size_t)last_end, out, out_len);
         }
     }
-    hurray_stream_writer_free(w);
-    hurray_stream_reader_free(r);
+    hurray_stream_writer_destroy(w);
+    hurray_stream_reader_destroy(r);
     hc_check_allocations(log, &rr.stats, "reader, writer and items freed");
     if (v->expect == HC_EXPECT_VALID) stream_sweep(log, v, data, res);
 }

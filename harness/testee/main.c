@@ -9,7 +9,7 @@
  *   descriptor    hurray_descriptor_decode; re-encoded with _encode
  *   quantization  hurray_quant_decode; _encode
  *   kv            hurray_kv_decode; _encode
- *   file          hurray_file_open_memory (copy mode); every entry's
+ *   file          hurray_file_create_memory (copy mode); every entry's
  *                 descriptor, its loaded buffers, top level and KV map;
  *                 re-encoded with hurray_file_encode
  *   stream        a memory reader until the clean end or a failure, one
@@ -307,7 +307,7 @@ static int file_values(struct hurray_file *f, const struct request *rq, struct o
                 ht_put_buffer(b, it->buffers[k].data, it->buffers[k].size, 1, off);
                 end = off + d->buffers[k].size;
             }
-            hurray_item_free(it);
+            hurray_item_destroy(it);
         }
         hurray_descriptor_reset(d);
     }
@@ -354,7 +354,7 @@ static int file_encoding(struct hurray_file *f, struct outcome *o) {
         if (st == HURRAY_OK) hc_buf_put(&o->encoded, out, written);
         free(out);
     }
-    for (size_t k = 0; items && k < ntop; k++) hurray_item_free(items[k]);
+    for (size_t k = 0; items && k < ntop; k++) hurray_item_destroy(items[k]);
     free(items);
     free(entries);
     return st;
@@ -366,13 +366,13 @@ static void run_file(const struct request *rq, struct outcome *o, int want_value
     memset(&fo, 0, sizeof fo);
     fo.limits = &rq->limits;
     fo.mode = HURRAY_FILE_COPY;
-    o->status = hurray_file_open_memory(rq->input, rq->input_len, &fo, &f, &o->err);
+    o->status = hurray_file_create_memory(rq->input, rq->input_len, &fo, &f, &o->err);
     if (o->status == HURRAY_OK && want_values) {
         int st = file_values(f, rq, o);
         if (st == HURRAY_OK) st = file_encoding(f, o);
         o->status = st;
     }
-    hurray_file_close(f);
+    hurray_file_destroy(f);
 }
 
 /* -------------------------------------------------------------- stream --- */
@@ -401,7 +401,7 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
         struct hurray_item *it = NULL;
         o->status = hurray_stream_reader_next(r, &it, &o->err);
         if (o->status != HURRAY_OK || !it) {
-            hurray_item_free(it);
+            hurray_item_destroy(it);
             break;
         }
         o->items++;
@@ -411,13 +411,13 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
             if (!w || hurray_stream_writer_write(w, it, &werr) != HURRAY_OK) internal = 1;
             hc_cbor_uint(&offsets, hurray_stream_reader_offset(r));
         }
-        hurray_item_free(it);
+        hurray_item_destroy(it);
     }
     struct hurray_item *more = NULL;
     struct hurray_error again;
     o->again = hurray_stream_reader_next(r, &more, &again);
     if (o->again == HURRAY_OK && more) o->again = HURRAY_E_INTERNAL; /* an item after the end */
-    hurray_item_free(more);
+    hurray_item_destroy(more);
     if (o->status == HURRAY_OK && want_values) {
         const uint8_t *out = NULL;
         size_t out_len = 0;
@@ -435,8 +435,8 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
             hc_buf_put(&o->decoded, offsets.p, offsets.len);
         }
     }
-    hurray_stream_writer_free(w);
-    hurray_stream_reader_free(r);
+    hurray_stream_writer_destroy(w);
+    hurray_stream_reader_destroy(r);
     hc_buf_free(&items);
     hc_buf_free(&offsets);
 }

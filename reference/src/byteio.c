@@ -88,6 +88,31 @@ int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, u
     return HURRAY_OK;
 }
 
+int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,
+                    struct hurray_error *err) {
+    for (unsigned k = 0; k < n; k++) HR_TRY(hri_read_u64_i(c, &dst[k], field_fmt, k, err));
+    return HURRAY_OK;
+}
+
+int hri_read_i64s_i(struct hri_cursor *c, int64_t *dst, unsigned n, const char *field_fmt,
+                    struct hurray_error *err) {
+    for (unsigned k = 0; k < n; k++) {
+        uint64_t u;
+        HR_TRY(hri_read_u64_i(c, &u, field_fmt, k, err));
+        memcpy(&dst[k], &u, 8);
+    }
+    return HURRAY_OK;
+}
+
+int hri_read_u8s_i(struct hri_cursor *c, uint8_t *dst, unsigned n, const char *field_fmt,
+                   struct hurray_error *err) {
+    for (unsigned k = 0; k < n; k++) {
+        HR_TRY(hri_need_i(c, 1, field_fmt, k, err));
+        dst[k] = c->src[c->pos++];
+    }
+    return HURRAY_OK;
+}
+
 int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
                    struct hurray_error *err) {
     HR_TRY(hri_need(c, n, field, err));

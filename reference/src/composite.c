@@ -47,7 +47,8 @@ static int check_member_role(const struct hurray_descriptor *h, uint32_t i,
     char f[HURRAY_ERROR_FIELD_MAX];
     uint8_t want = 0;
     HR_TRY(hurray_composite_member_role(h, i, &want, err));
-    hri_fieldf(f, "members[%lu].member_role", (unsigned long)i);
+    if (want == 0 ? !m->has_role : m->has_role && m->role == want) return HURRAY_OK;
+    hri_fieldf(f, "members[%lu].member_role", (unsigned long)i); /* only on failure */
     HR_FAIL_IF(want == 0 && m->has_role, err, HURRAY_E_CONSTRAINT, f,
                "%s: a member of a %s composite carries no member-role section (HR-COMP-3)", f,
                hurray_composite_rule_name(h->layout.rule));
@@ -123,7 +124,8 @@ static int check_rank_dtype_resolved(const struct hurray_descriptor *h, uint32_t
                                                               (unsigned long)i),
                         "%s: %s, but a %s member has the head's dtype %s", f,
                         dtype_name(m->dtype), rule, dtype_name(h->dtype));
-    hri_fieldf(f, "members[%lu].", (unsigned long)i);
+    if (check_resolved(m, "", NULL) == HURRAY_OK) return HURRAY_OK;
+    hri_fieldf(f, "members[%lu].", (unsigned long)i); /* only on failure */
     return check_resolved(m, f, err);
 }
 
@@ -274,6 +276,17 @@ int hri_composite_check_grid(const struct hurray_descriptor *h,
 /* What the rules assume of an item built in memory (ARGUMENT otherwise): a
  * descriptor, a rank the arrays hold, members exactly when composite. */
 static int check_item_struct(const struct hurray_item *it, const char *what,
+                             struct hurray_error *err);
+
+/* The same for member i, its name formatted only when it fails. */
+static int check_member_struct(const struct hurray_item *m, uint32_t i,
+                               struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    if (check_item_struct(m, "", NULL) == HURRAY_OK) return HURRAY_OK;
+    return check_item_struct(m, hri_fieldf(f, "members[%lu]", (unsigned long)i), err);
+}
+
+static int check_item_struct(const struct hurray_item *it, const char *what,
                              struct hurray_error *err) {
     HR_FAIL_IF(!it || !it->descriptor, err, HURRAY_E_ARGUMENT, what,
                "%s: NULL item or descriptor", what);
@@ -296,9 +309,8 @@ static int validate_head(const struct hurray_item *it, uint32_t depth, uint64_t 
 static int validate_member(const struct hurray_item *it, uint32_t i, uint32_t depth,
                            uint64_t *total, const struct hurray_limits *lim,
                            struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
     const struct hurray_item *m = it->members[i];
-    HR_TRY(check_item_struct(m, hri_fieldf(f, "members[%lu]", (unsigned long)i), err));
+    HR_TRY(check_member_struct(m, i, err));
     HR_TRY(hri_composite_check_member(it->descriptor, i, m->descriptor, err));
     if (!hurray_item_is_composite(m)) return HURRAY_OK;
     return validate_head(m, depth + 1, total, lim, err);

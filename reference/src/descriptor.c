@@ -74,20 +74,32 @@ static uint64_t offset_plus(uint64_t base, uint64_t k) {
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+static const struct hurray_descriptor initial = {
+    .version_major = HURRAY_FORMAT_MAJOR,
+    .version_minor = HURRAY_FORMAT_MINOR,
+    .device = HURRAY_DEVICE_CPU,
+    .memory_class = HURRAY_MEM_STANDARD,
+    .layout = {.tag = HURRAY_LAYOUT_ROW_MAJOR},
+};
+
 void hurray_descriptor_init(struct hurray_descriptor *d) {
     if (!d) return;
-    memset(d, 0, sizeof *d);
-    d->version_major = HURRAY_FORMAT_MAJOR;
-    d->version_minor = HURRAY_FORMAT_MINOR;
-    d->device = HURRAY_DEVICE_CPU;
-    d->memory_class = HURRAY_MEM_STANDARD;
-    d->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+    *d = initial;
 }
 
 void hurray_descriptor_reset(struct hurray_descriptor *d) {
     if (!d) return;
-    hri_free(d->allocator, d->owned, d->owned_len);
-    hurray_descriptor_init(d);
+    const struct hurray_allocator *a = d->allocator;
+    hri_free(a, d->storage, d->storage_len);
+    *d = initial;
+    d->allocator = a;
+}
+
+void hurray_descriptor_move(struct hurray_descriptor *dst, struct hurray_descriptor *src) {
+    if (!dst || !src || dst == src) return;
+    hurray_descriptor_reset(dst);
+    *dst = *src;
+    *src = initial;
 }
 
 /* ---- sync modes (buffer-protocol.md § Sync modes, HR-BUF-5) --------------- */
@@ -261,9 +273,11 @@ static int check_buffer_entry(const struct hurray_descriptor *d, unsigned i,
                                   "alignment 1, not 2^%u (HR-BUF-2)",
                                   i, (unsigned)b->alignment_log2),
                          offset_plus(base, 8), err);
-    HR_TRY(at_offset(hri_check_tag_kind(hurray_sync_mode_tag_kind(b->sync_mode), b->sync_mode,
-                                        0, hri_fieldf(f, "buffers[%u].sync_mode", i), err),
-                     offset_plus(base, 9), err));
+    if (!hurray_sync_mode_name(b->sync_mode))
+        return at_offset(hri_check_tag_kind(hurray_sync_mode_tag_kind(b->sync_mode),
+                                            b->sync_mode, 0,
+                                            hri_fieldf(f, "buffers[%u].sync_mode", i), err),
+                         offset_plus(base, 9), err);
     if (b->size <= lim->max_buffer_bytes) return HURRAY_OK;
     return at_offset(hri_fail(err, HURRAY_E_LIMIT, hri_fieldf(f, "buffers[%u].size", i),
                               "buffers[%u].size: %llu bytes exceed max_buffer_bytes %llu", i,
@@ -362,6 +376,18 @@ struct header {
     uint32_t encoded_len;
 };
 
+/* Where the parser writes the spans before the decode copies exactly what it
+ * read into the descriptor's one storage block. Lives on the decoder's stack
+ * and is never zeroed: only the entries read are used. */
+struct scratch {
+    uint64_t shape[HURRAY_MAX_RANK];
+    struct hurray_buffer_desc buffers[HURRAY_MAX_BUFFERS];
+    struct hri_layout_arrays layout;
+    uint64_t global_shape[HURRAY_MAX_RANK];
+    uint64_t global_offset[HURRAY_MAX_RANK];
+    struct hurray_opaque_section opaque[HURRAY_MAX_SECTIONS];
+};
+
 /* Steps 1-3 (HR-DESC-5): enough bytes for the length, magic, major version,
  * reserved bytes 6-7 and 12-15, then encoded_len itself. */
 static int parse_header(const uint8_t *src, size_t len, const struct hurray_limits *lim,
@@ -410,11 +436,12 @@ static int parse_fixed_fields(struct hri_cursor *c, const struct hurray_limits *
 }
 
 /* Step 6: extents in order (RANGE), then the element count (OVERFLOW). */
-static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d,
+static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d, struct scratch *s,
                        struct hurray_error *err) {
+    d->shape = s->shape;
     for (unsigned k = 0; k < d->rank; k++) {
         uint64_t at = hri_cursor_offset(c);
-        HR_TRY(hri_read_u64_i(c, &d->shape[k], "shape[%u]", k, err));
+        HR_TRY(hri_read_u64_i(c, &s->shape[k], "shape[%u]", k, err));
         HR_TRY(check_extent(d, k, at, err));
     }
     return check_element_count(d, OFF_SHAPE, err);
@@ -423,9 +450,9 @@ static int parse_shape(struct hri_cursor *c, struct hurray_descriptor *d,
 /* Step 7, one entry (HR-BUF-1): size u64, alignment_log2 u8, sync_mode u8,
  * reserved u8[6]; the reserved bytes are checked before the values. */
 static int parse_buffer_entry(struct hri_cursor *c, const struct hurray_limits *lim,
-                              struct hurray_descriptor *d, unsigned i,
+                              struct hurray_descriptor *d, struct scratch *s, unsigned i,
                               struct hurray_error *err) {
-    struct hurray_buffer_desc *b = &d->buffers[i];
+    struct hurray_buffer_desc *b = &s->buffers[i];
     uint64_t base = hri_cursor_offset(c);
     HR_TRY(hri_need_i(c, HURRAY_BUFFER_ENTRY_BYTES, "buffers[%u]", i, err));
     HR_TRY(hri_read_u64(c, &b->size, "size", err));
@@ -436,8 +463,11 @@ static int parse_buffer_entry(struct hri_cursor *c, const struct hurray_limits *
 }
 
 static int parse_buffer_table(struct hri_cursor *c, const struct hurray_limits *lim,
-                              struct hurray_descriptor *d, struct hurray_error *err) {
-    for (unsigned i = 0; i < d->buffer_count; i++) HR_TRY(parse_buffer_entry(c, lim, d, i, err));
+                              struct hurray_descriptor *d, struct scratch *s,
+                              struct hurray_error *err) {
+    d->buffers = s->buffers;
+    for (unsigned i = 0; i < d->buffer_count; i++)
+        HR_TRY(parse_buffer_entry(c, lim, d, s, i, err));
     return HURRAY_OK;
 }
 
@@ -463,7 +493,8 @@ static int check_consumed(const struct hri_cursor *s, const char *field,
  * padding to 8. Parameter constraints (tile extents, member_count) are
  * tier 3's (HR-LAYOUT-50), not step 8's. */
 static int parse_layout_block(struct hri_cursor *c, const struct hurray_limits *lim,
-                              struct hurray_descriptor *d, struct hurray_error *err) {
+                              struct hurray_descriptor *d, struct scratch *s,
+                              struct hurray_error *err) {
     uint32_t len;
     uint64_t at = hri_cursor_offset(c);
     uint8_t tag = d->layout.tag;
@@ -475,7 +506,7 @@ static int parse_layout_block(struct hri_cursor *c, const struct hurray_limits *
                            "encoded_len",
                            (unsigned long)len, hri_cursor_left(c));
     struct hri_cursor p = sub_cursor(c, len);
-    HR_TRY(hri_layout_params_read(&p, tag, d->rank, lim, &d->layout, err));
+    HR_TRY(hri_layout_params_read(&p, tag, d->rank, lim, &d->layout, &s->layout, err));
     d->layout.tag = tag;
     HR_TRY(check_consumed(&p, "layout.param_length", err));
     c->pos = p.end;
@@ -485,8 +516,10 @@ static int parse_layout_block(struct hri_cursor *c, const struct hurray_limits *
 /* An unknown section with must_understand = 0: carried verbatim (HR-SECT-3).
  * `data` borrows the input until the decode adopts it. */
 static int read_opaque_section(struct hri_cursor *p, uint8_t type, uint8_t flags,
-                               struct hurray_descriptor *d, struct hurray_error *err) {
-    struct hurray_opaque_section *o = &d->opaque[d->opaque_count++];
+                               struct hurray_descriptor *d, struct scratch *s,
+                               struct hurray_error *err) {
+    struct hurray_opaque_section *o = &s->opaque[d->opaque_count++];
+    d->opaque = s->opaque;
     o->type = type;
     o->flags = flags;
     o->length = (uint32_t)hri_cursor_left(p);
@@ -497,7 +530,8 @@ static int read_opaque_section(struct hri_cursor *p, uint8_t type, uint8_t flags
 
 /* Step 9, a payload: its tags and reserved fields, by the section's reader. */
 static int read_section_payload(struct hri_cursor *p, uint8_t type, uint8_t flags,
-                                struct hurray_descriptor *d, struct hurray_error *err) {
+                                struct hurray_descriptor *d, struct scratch *s,
+                                struct hurray_error *err) {
     switch (type) {
     case HURRAY_SECTION_QUANTIZATION:
         d->has_quant = 1;
@@ -507,12 +541,12 @@ static int read_section_payload(struct hri_cursor *p, uint8_t type, uint8_t flag
         return hri_statistics_read(p, &d->statistics, err);
     case HURRAY_SECTION_SHARD:
         d->has_shard = 1;
-        return hri_shard_read(p, d->rank, &d->shard, err);
+        return hri_shard_read(p, d->rank, &d->shard, s->global_shape, s->global_offset, err);
     case HURRAY_SECTION_ROLE:
         d->has_role = 1;
         return hri_role_read(p, &d->role, err);
     default:
-        return read_opaque_section(p, type, flags, d, err);
+        return read_opaque_section(p, type, flags, d, s, err);
     }
 }
 
@@ -535,7 +569,8 @@ static int parse_section_header(struct hri_cursor *c, unsigned i, uint8_t *prev,
 /* Step 9, one section: header, payload length fits and is exact, payload,
  * padding. */
 static int parse_section(struct hri_cursor *c, unsigned i, uint8_t *prev,
-                         struct hurray_descriptor *d, struct hurray_error *err) {
+                         struct hurray_descriptor *d, struct scratch *s,
+                         struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
     uint8_t type, flags;
     uint32_t len;
@@ -547,16 +582,16 @@ static int parse_section(struct hri_cursor *c, unsigned i, uint8_t *prev,
                            (unsigned long)len, hri_cursor_left(c));
     struct hri_cursor p = sub_cursor(c, len);
     HR_TRY(check_section_length(&p, type, d->rank, i, err));
-    HR_TRY(read_section_payload(&p, type, flags, d, err));
+    HR_TRY(read_section_payload(&p, type, flags, d, s, err));
     if (p.pos != p.end) HR_TRY(check_consumed(&p, hri_fieldf(f, "sections[%u].length", i), err));
     c->pos = p.end;
     return hri_read_reserved_i(c, hri_pad8(len), "sections[%u].padding", i, err);
 }
 
 static int parse_sections(struct hri_cursor *c, uint8_t count, struct hurray_descriptor *d,
-                          struct hurray_error *err) {
+                          struct scratch *s, struct hurray_error *err) {
     uint8_t prev = 0;
-    for (unsigned i = 0; i < count; i++) HR_TRY(parse_section(c, i, &prev, d, err));
+    for (unsigned i = 0; i < count; i++) HR_TRY(parse_section(c, i, &prev, d, s, err));
     return HURRAY_OK;
 }
 
@@ -569,10 +604,11 @@ static int parse_end(const struct hri_cursor *c, struct hurray_error *err) {
 }
 
 /* Steps 4-10 after the header: the structure, with each part's value rules
- * at their place in the order. The opaque bytes still borrow `src`. */
+ * at their place in the order. The spans point into `s` and the opaque bytes
+ * still borrow `src`. */
 static int parse_body(const uint8_t *src, size_t len, const struct header *h,
                       const struct hurray_limits *lim, struct hurray_descriptor *d,
-                      struct hurray_error *err) {
+                      struct scratch *s, struct hurray_error *err) {
     struct hri_cursor c;
     uint8_t section_count = 0;
     if (len < h->encoded_len)
@@ -584,10 +620,10 @@ static int parse_body(const uint8_t *src, size_t len, const struct header *h,
     d->version_major = h->version_major;
     d->version_minor = h->version_minor;
     HR_TRY(parse_fixed_fields(&c, lim, d, &section_count, err));
-    HR_TRY(parse_shape(&c, d, err));
-    HR_TRY(parse_buffer_table(&c, lim, d, err));
-    HR_TRY(parse_layout_block(&c, lim, d, err));
-    HR_TRY(parse_sections(&c, section_count, d, err));
+    HR_TRY(parse_shape(&c, d, s, err));
+    HR_TRY(parse_buffer_table(&c, lim, d, s, err));
+    HR_TRY(parse_layout_block(&c, lim, d, s, err));
+    HR_TRY(parse_sections(&c, section_count, d, s, err));
     return parse_end(&c, err);
 }
 
@@ -629,8 +665,11 @@ static int check_sections(const struct hurray_descriptor *d, struct hurray_error
 }
 
 /* Steps 2 and 5-9 on values, in decoding order. */
+static int check_spans(const struct hurray_descriptor *d, struct hurray_error *err);
+
 static int check_structure(const struct hurray_descriptor *d, const struct hurray_limits *lim,
                            struct hurray_error *err) {
+    HR_TRY(check_spans(d, err));
     HR_TRY(check_version(d->version_major, NO_OFFSET, err));
     HR_TRY(check_fixed_fields(d, lim, NO_OFFSET, err));
     for (unsigned k = 0; k < d->rank; k++) HR_TRY(check_extent(d, k, NO_OFFSET, err));
@@ -719,18 +758,17 @@ static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *e
 
 /* Tier 2 inputs: the layout's L requirements, then the quantization
  * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). */
-static int compute_required_sizes(const struct hurray_descriptor *d,
-                                  uint64_t sizes[HURRAY_MAX_BUFFERS],
-                                  uint8_t known[HURRAY_MAX_BUFFERS], struct hurray_error *err) {
+static int compute_required_sizes(const struct hurray_descriptor *d, uint64_t *sizes,
+                                  uint8_t *known, unsigned cap, struct hurray_error *err) {
     int layout_buffers = -1, quant_buffers = 0;
     uint64_t qs[3] = {0, 0, 0};
     uint8_t qk[3] = {0, 0, 0};
-    memset(sizes, 0, HURRAY_MAX_BUFFERS * sizeof sizes[0]);
-    memset(known, 0, HURRAY_MAX_BUFFERS);
+    memset(sizes, 0, cap * sizeof sizes[0]);
+    memset(known, 0, cap);
     HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
     if (layout_buffers < 0) return HURRAY_OK; /* private/unknown: not evaluable */
     if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
-    HR_FAIL_IF(layout_buffers + quant_buffers > HURRAY_MAX_BUFFERS || quant_buffers > 3, err,
+    HR_FAIL_IF(layout_buffers + quant_buffers > (int)cap || quant_buffers > 3, err,
                HURRAY_E_INTERNAL, "buffer_count", "buffer_count: L %d + Q %d out of range",
                layout_buffers, quant_buffers);
     HR_TRY(hri_layout_required_sizes(&d->layout, d->dtype, d->rank, d->shape, d->byte_offset,
@@ -749,7 +787,8 @@ static int compute_required_sizes(const struct hurray_descriptor *d,
 static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *err) {
     uint64_t sizes[HURRAY_MAX_BUFFERS];
     uint8_t known[HURRAY_MAX_BUFFERS];
-    HR_TRY(compute_required_sizes(d, sizes, known, err));
+    /* Tier 1 held: the table has exactly L + Q entries, or L is unknown. */
+    HR_TRY(compute_required_sizes(d, sizes, known, d->buffer_count, err));
     for (unsigned i = 0; i < d->buffer_count; i++) {
         char f[HURRAY_ERROR_FIELD_MAX];
         HR_FAIL_IF(known[i] && d->buffers[i].size < sizes[i], err, HURRAY_E_BUFFER_SIZE,
@@ -793,59 +832,316 @@ int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
     HR_TRY(check_structure(d, &lim, err));
     HR_TRY(check_tier3(d, &lim, err));
     HR_TRY(check_tier1(d, err));
-    return compute_required_sizes(d, sizes, known, err);
+    return compute_required_sizes(d, sizes, known, HURRAY_MAX_BUFFERS, err);
 }
 
-/* ==== owned bytes ========================================================== */
+/* ==== storage: every span in one block ==================================== */
 
-static int opaque_total(const struct hurray_descriptor *d, size_t *total,
-                        struct hurray_error *err) {
-    uint64_t n = d->layout.opaque_len;
-    HR_FAIL_IF(d->layout.opaque_len && !d->layout.opaque, err, HURRAY_E_ARGUMENT,
-               "layout.opaque", "layout.opaque: NULL with opaque_len %lu",
-               (unsigned long)d->layout.opaque_len);
+/* Zeros a rank change puts in the rank-sized spans (hurray_descriptor_set_shape). */
+static const int64_t zero_i64[HURRAY_MAX_RANK];
+static const uint64_t zero_u64[HURRAY_MAX_RANK];
+static const uint8_t zero_u8[HURRAY_MAX_RANK];
+
+/* Which rank-sized layout spans a tag uses (memory-layout.md, per layout). */
+enum {
+    USES_STRIDES = 1,
+    USES_TILED = 2, /* tile_shape, inner_strides (and strides) */
+    USES_CSF = 4,   /* fiber_counts, mode_order */
+    USES_OPAQUE = 8
+};
+
+static unsigned layout_uses(uint8_t tag) {
+    switch (tag) {
+    case HURRAY_LAYOUT_STRIDED: return USES_STRIDES;
+    case HURRAY_LAYOUT_TILED: return USES_STRIDES | USES_TILED;
+    case HURRAY_LAYOUT_CSF: return USES_CSF;
+    default:
+        return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ||
+                       hurray_layout_tag_kind(tag) == HURRAY_TAG_INVALID
+                   ? 0u
+                   : USES_OPAQUE;
+    }
+}
+
+/* Every span of non-zero length exists. A caller may point spans anywhere;
+ * a NULL one is a programming error, refused before anything reads it. */
+static int check_spans(const struct hurray_descriptor *d, struct hurray_error *err) {
+    HR_FAIL_IF(d->rank && !d->shape, err, HURRAY_E_ARGUMENT, "shape",
+               "shape: NULL span for rank %u", (unsigned)d->rank);
+    HR_FAIL_IF(d->buffer_count && !d->buffers, err, HURRAY_E_ARGUMENT, "buffers",
+               "buffers: NULL span for buffer_count %u", (unsigned)d->buffer_count);
+    HR_FAIL_IF(d->opaque_count && !d->opaque, err, HURRAY_E_ARGUMENT, "opaque",
+               "opaque: NULL span for opaque_count %u", (unsigned)d->opaque_count);
+    HR_TRY(hri_layout_check_spans(&d->layout, d->rank, err));
+    HR_FAIL_IF(d->has_shard && d->rank && (!d->shard.global_shape || !d->shard.global_offset),
+               err, HURRAY_E_ARGUMENT, "shard",
+               "shard: NULL global_shape or global_offset span for rank %u", (unsigned)d->rank);
     for (unsigned i = 0; i < d->opaque_count; i++) {
         char f[HURRAY_ERROR_FIELD_MAX];
         HR_FAIL_IF(d->opaque[i].length && !d->opaque[i].data, err, HURRAY_E_ARGUMENT,
                    hri_fieldf(f, "opaque[%u].data", i), "opaque[%u].data: NULL, length %lu",
                    i, (unsigned long)d->opaque[i].length);
-        n += d->opaque[i].length; /* at most 256 u32s: no u64 overflow */
     }
-    HR_FAIL_IF(n > SIZE_MAX, err, HURRAY_E_NOMEM, "descriptor",
-               "descriptor: %llu opaque bytes exceed the address space",
-               (unsigned long long)n);
-    *total = (size_t)n;
     return HURRAY_OK;
 }
 
-static const uint8_t *rebase(uint8_t *buf, size_t *at, const uint8_t *p, uint32_t n) {
-    if (n == 0) return NULL;
-    uint8_t *q = buf + *at;
-    memcpy(q, p, n);
+/* Offsets of each span in the block: the 8-aligned arrays first, then bytes. */
+struct storage_plan {
+    size_t shape, buffers, strides, inner, tile, fiber, gshape, goffset, records;
+    size_t mode, lopaque, sections, total;
+};
+
+static size_t plan_take(size_t *at, size_t n) {
+    size_t p = *at;
     *at += n;
-    return q;
+    return p;
 }
 
-/* Copies every opaque byte range (private/unknown layout parameters, carried
- * sections) into one allocation `d` owns, and points `d` into it. On failure
- * `d` owns nothing (its pointers may still borrow the old bytes). */
-static int adopt_opaque(struct hurray_descriptor *d, const struct hurray_allocator *a,
+static int plan_storage(const struct hurray_descriptor *d, struct storage_plan *p,
                         struct hurray_error *err) {
-    size_t total = 0, at = 0;
-    d->owned = NULL;
-    d->owned_len = 0;
-    d->allocator = a;
-    HR_TRY(opaque_total(d, &total, err));
-    uint8_t *buf = total ? hri_alloc(a, total) : NULL;
-    HR_FAIL_IF(total && !buf, err, HURRAY_E_NOMEM, "descriptor",
-               "descriptor: cannot allocate %zu bytes for opaque parameters and sections",
-               total);
-    d->layout.opaque = rebase(buf, &at, d->layout.opaque, d->layout.opaque_len);
+    size_t r = d->rank, at = 0;
+    unsigned uses = layout_uses(d->layout.tag);
+    uint64_t bytes = 0;
+    p->shape = plan_take(&at, r * 8);
+    p->buffers = plan_take(&at, d->buffer_count * sizeof *d->buffers);
+    p->strides = plan_take(&at, uses & USES_STRIDES ? r * 8 : 0);
+    p->inner = plan_take(&at, uses & USES_TILED ? r * 8 : 0);
+    p->tile = plan_take(&at, uses & USES_TILED ? r * 8 : 0);
+    p->fiber = plan_take(&at, uses & USES_CSF && r ? (r - 1) * 8 : 0);
+    p->gshape = plan_take(&at, d->has_shard ? r * 8 : 0);
+    p->goffset = plan_take(&at, d->has_shard ? r * 8 : 0);
+    p->records = plan_take(&at, d->opaque_count * sizeof *d->opaque);
+    p->mode = plan_take(&at, uses & USES_CSF ? r : 0);
+    p->lopaque = at;
+    bytes = uses & USES_OPAQUE ? d->layout.opaque_len : 0;
     for (unsigned i = 0; i < d->opaque_count; i++)
-        d->opaque[i].data = rebase(buf, &at, d->opaque[i].data, d->opaque[i].length);
-    d->owned = buf;
-    d->owned_len = total;
+        bytes += d->opaque[i].length; /* at most 256 u32s: no u64 overflow */
+    HR_FAIL_IF(bytes > SIZE_MAX - at, err, HURRAY_E_NOMEM, "descriptor",
+               "descriptor: %llu opaque bytes exceed the address space",
+               (unsigned long long)bytes);
+    p->sections = at + (uses & USES_OPAQUE ? d->layout.opaque_len : 0);
+    p->total = at + (size_t)bytes;
     return HURRAY_OK;
+}
+
+/* n bytes of src at block + off, as a span; NULL when n == 0 (an empty span
+ * is NULL in a descriptor libhurray built: never pass one to memcpy). */
+static const void *place(uint8_t *block, size_t off, const void *src, size_t n) {
+    if (n == 0) return NULL;
+    memcpy(block + off, src, n);
+    return block + off;
+}
+
+/* Copies every span `d` points at (wherever it points: the parser's scratch,
+ * the input, a caller's arrays, d's own block) into ONE new block from `a`,
+ * exactly sized, and points `d` into it: d->storage becomes the new block.
+ * The old block is not freed (the caller does, after). Spans the layout's tag
+ * does not use, and the shard's without a shard section, become NULL. On
+ * failure `d` is unchanged. */
+static int build_storage(struct hurray_descriptor *d, const struct hurray_allocator *a,
+                         struct hurray_error *err) {
+    struct storage_plan p = {0};
+    size_t r = d->rank;
+    unsigned uses = layout_uses(d->layout.tag);
+    struct hurray_layout *l = &d->layout;
+    HR_TRY(check_spans(d, err));
+    HR_TRY(plan_storage(d, &p, err));
+    uint8_t *block = p.total ? hri_alloc(a, p.total) : NULL;
+    HR_FAIL_IF(p.total && !block, err, HURRAY_E_NOMEM, "descriptor",
+               "descriptor: cannot allocate %zu bytes for its spans", p.total);
+    d->shape = place(block, p.shape, d->shape, r * 8);
+    d->buffers = place(block, p.buffers, d->buffers, d->buffer_count * sizeof *d->buffers);
+    l->strides = uses & USES_STRIDES ? place(block, p.strides, l->strides, r * 8) : NULL;
+    l->inner_strides =
+        uses & USES_TILED ? place(block, p.inner, l->inner_strides, r * 8) : NULL;
+    l->tile_shape = uses & USES_TILED ? place(block, p.tile, l->tile_shape, r * 8)
+                                      : NULL;
+    l->fiber_counts = uses & USES_CSF
+                          ? place(block, p.fiber, l->fiber_counts, r ? (r - 1) * 8 : 0)
+                          : NULL;
+    l->mode_order = uses & USES_CSF ? place(block, p.mode, l->mode_order, r) : NULL;
+    l->opaque = uses & USES_OPAQUE && l->opaque_len
+                    ? place(block, p.lopaque, l->opaque, l->opaque_len)
+                    : NULL;
+    d->shard.global_shape =
+        d->has_shard ? place(block, p.gshape, d->shard.global_shape, r * 8) : NULL;
+    d->shard.global_offset =
+        d->has_shard ? place(block, p.goffset, d->shard.global_offset, r * 8) : NULL;
+    struct hurray_opaque_section *rec =
+        (struct hurray_opaque_section *)(void *)(block ? block + p.records : NULL);
+    size_t at = p.sections;
+    for (unsigned i = 0; i < d->opaque_count; i++) {
+        rec[i] = d->opaque[i];
+        rec[i].data = place(block, at, d->opaque[i].data, d->opaque[i].length);
+        at += d->opaque[i].length;
+    }
+    d->opaque = d->opaque_count ? rec : NULL;
+    d->storage = block;
+    d->storage_len = p.total;
+    d->allocator = a;
+    return HURRAY_OK;
+}
+
+/* Makes `t` (d's header with some spans replaced) d's new state: builds t's
+ * block with d's allocator, then frees d's old one. On failure d is unchanged. */
+static int commit(struct hurray_descriptor *d, struct hurray_descriptor *t,
+                  struct hurray_error *err) {
+    void *old = d->storage;
+    size_t old_len = d->storage_len;
+    HR_TRY(build_storage(t, d->allocator, err));
+    *d = *t;
+    hri_free(d->allocator, old, old_len);
+    return HURRAY_OK;
+}
+
+static int in_storage(const struct hurray_descriptor *d, const void *p) {
+    uintptr_t b = (uintptr_t)d->storage, q = (uintptr_t)p;
+    return d->storage && q >= b && q < b + d->storage_len;
+}
+
+/* ---- setters -------------------------------------------------------------- */
+
+int hurray_descriptor_set_shape(struct hurray_descriptor *d, uint8_t rank,
+                                const uint64_t *shape, struct hurray_error *err) {
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "set_shape: descriptor is NULL");
+    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_ARGUMENT, "rank",
+               "rank: %u exceeds the format maximum %d", (unsigned)rank, HURRAY_MAX_RANK);
+    HR_FAIL_IF(rank && !shape, err, HURRAY_E_ARGUMENT, "shape",
+               "set_shape: shape is NULL for rank %u", (unsigned)rank);
+    struct hurray_descriptor t = *d;
+    t.rank = rank;
+    t.shape = rank ? shape : NULL;
+    if (rank != d->rank) {
+        /* The rank-sized spans restart at zero for the new rank (descriptor.h). */
+        struct hurray_layout *l = &t.layout;
+        unsigned uses = layout_uses(l->tag);
+        if (uses & USES_STRIDES) l->strides = zero_i64;
+        if (uses & USES_TILED) {
+            l->inner_strides = zero_i64;
+            l->tile_shape = zero_u64;
+        }
+        if (uses & USES_CSF) {
+            l->fiber_counts = zero_u64;
+            l->mode_order = zero_u8;
+        }
+        if (t.has_shard) {
+            t.shard.global_shape = zero_u64;
+            t.shard.global_offset = zero_u64;
+        }
+    }
+    return commit(d, &t, err);
+}
+
+int hurray_descriptor_set_buffers(struct hurray_descriptor *d, uint8_t count,
+                                  const struct hurray_buffer_desc *bufs,
+                                  struct hurray_error *err) {
+    HR_FAIL_IF(!d || (count && !bufs), err, HURRAY_E_ARGUMENT, "buffers",
+               "set_buffers: NULL argument");
+    struct hurray_descriptor t = *d;
+    t.buffer_count = count;
+    t.buffers = count ? bufs : NULL;
+    return commit(d, &t, err);
+}
+
+int hurray_descriptor_set_buffer(struct hurray_descriptor *d, uint8_t i,
+                                 const struct hurray_buffer_desc *b, struct hurray_error *err) {
+    HR_FAIL_IF(!d || !b, err, HURRAY_E_ARGUMENT, "buffers", "set_buffer: NULL argument");
+    HR_FAIL_IF(i >= d->buffer_count, err, HURRAY_E_ARGUMENT, "buffers",
+               "set_buffer: index %u is not below buffer_count %u", (unsigned)i,
+               (unsigned)d->buffer_count);
+    if (!in_storage(d, d->buffers)) {
+        struct hurray_descriptor t = *d;
+        HR_TRY(commit(d, &t, err));
+    }
+    /* d's own block: writable, whatever the span's const says. */
+    struct hurray_buffer_desc *own = (struct hurray_buffer_desc *)(uintptr_t)d->buffers;
+    own[i] = *b;
+    return HURRAY_OK;
+}
+
+int hurray_descriptor_set_layout(struct hurray_descriptor *d, const struct hurray_layout *layout,
+                                 struct hurray_error *err) {
+    HR_FAIL_IF(!d || !layout, err, HURRAY_E_ARGUMENT, "layout", "set_layout: NULL argument");
+    unsigned uses = layout_uses(layout->tag);
+    HR_FAIL_IF(!(uses & USES_OPAQUE) && (layout->opaque || layout->opaque_len), err,
+               HURRAY_E_ARGUMENT, "layout.opaque",
+               "layout.opaque: the layout 0x%02X carries no opaque bytes", layout->tag);
+    HR_TRY(hri_layout_check_spans(layout, d->rank, err));
+    struct hurray_descriptor t = *d;
+    t.layout = *layout;
+    return commit(d, &t, err);
+}
+
+void hurray_descriptor_set_quant(struct hurray_descriptor *d, const struct hurray_quant *q) {
+    static const struct hurray_quant none;
+    if (!d) return;
+    d->has_quant = q != NULL;
+    d->quant = q ? *q : none;
+}
+
+void hurray_descriptor_set_statistics(struct hurray_descriptor *d,
+                                      const struct hurray_statistics *s) {
+    static const struct hurray_statistics none;
+    if (!d) return;
+    d->has_statistics = s != NULL;
+    d->statistics = s ? *s : none;
+}
+
+int hurray_descriptor_set_shard(struct hurray_descriptor *d, const struct hurray_shard *s,
+                                struct hurray_error *err) {
+    static const struct hurray_shard none;
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "shard", "set_shard: descriptor is NULL");
+    if (!s) { /* the block keeps the bytes until the next rebuild */
+        d->has_shard = 0;
+        d->shard = none;
+        return HURRAY_OK;
+    }
+    HR_FAIL_IF(d->rank && (!s->global_shape || !s->global_offset), err, HURRAY_E_ARGUMENT,
+               "shard", "set_shard: NULL global_shape or global_offset for rank %u",
+               (unsigned)d->rank);
+    struct hurray_descriptor t = *d;
+    t.has_shard = 1;
+    t.shard = *s;
+    return commit(d, &t, err);
+}
+
+void hurray_descriptor_set_role(struct hurray_descriptor *d, uint8_t role) {
+    if (!d) return;
+    d->has_role = 1;
+    d->role = role;
+}
+
+void hurray_descriptor_clear_role(struct hurray_descriptor *d) {
+    if (!d) return;
+    d->has_role = 0;
+    d->role = 0;
+}
+
+int hurray_descriptor_add_opaque_section(struct hurray_descriptor *d, uint8_t type,
+                                         uint8_t flags, const uint8_t *data, uint32_t length,
+                                         struct hurray_error *err) {
+    struct hurray_opaque_section recs[HURRAY_MAX_SECTIONS];
+    HR_FAIL_IF(!d || (length && !data), err, HURRAY_E_ARGUMENT, "opaque",
+               "add_opaque_section: NULL argument");
+    HR_FAIL_IF(d->opaque_count >= HURRAY_MAX_SECTIONS, err, HURRAY_E_ARGUMENT, "opaque",
+               "add_opaque_section: %u sections are already there", (unsigned)d->opaque_count);
+    HR_FAIL_IF(d->opaque_count && !d->opaque, err, HURRAY_E_ARGUMENT, "opaque",
+               "opaque: NULL span for opaque_count %u", (unsigned)d->opaque_count);
+    if (d->opaque_count) memcpy(recs, d->opaque, d->opaque_count * sizeof recs[0]);
+    recs[d->opaque_count].type = type;
+    recs[d->opaque_count].flags = flags;
+    recs[d->opaque_count].data = length ? data : NULL;
+    recs[d->opaque_count].length = length;
+    struct hurray_descriptor t = *d;
+    t.opaque = recs;
+    t.opaque_count = (uint8_t)(d->opaque_count + 1u);
+    return commit(d, &t, err);
+}
+
+void hurray_descriptor_clear_opaque_sections(struct hurray_descriptor *d) {
+    if (!d) return; /* the block keeps the bytes until the next rebuild */
+    d->opaque_count = 0;
+    d->opaque = NULL;
 }
 
 /* ==== public decoding ======================================================= */
@@ -863,19 +1159,20 @@ int hurray_descriptor_peek_length(const uint8_t *src, size_t len,
     return HURRAY_OK;
 }
 
-/* Steps 1-11, then ownership of the opaque bytes. */
+/* Steps 1-11, then the one storage block, sized from what was parsed. */
 static int decode_into(const uint8_t *src, size_t len, const struct hurray_limits *lim,
                        const struct hurray_allocator *a, struct hurray_descriptor *d,
                        size_t *consumed, struct hurray_error *err) {
     struct header h;
+    struct scratch s; /* not zeroed: the parser writes what it reads */
     HR_TRY(parse_header(src, len, lim, &h, err));
-    HR_TRY(parse_body(src, len, &h, lim, d, err));
+    HR_TRY(parse_body(src, len, &h, lim, d, &s, err));
     /* Step 11. The parser already applied check_structure's rules at their
      * steps, and encoded_len (the canonical length, or the parse would have
      * failed) was checked against the limit in step 3: only the tiers remain.
      * hurray_layout_validate_against_shape applies the parameter value rules. */
     HR_TRY(check_tiers(d, lim, err));
-    HR_TRY(adopt_opaque(d, a, err));
+    HR_TRY(build_storage(d, a, err));
     *consumed = h.encoded_len;
     return HURRAY_OK;
 }
@@ -1050,11 +1347,12 @@ int hurray_descriptor_copy(struct hurray_descriptor *dst, const struct hurray_de
                            struct hurray_error *err) {
     HR_FAIL_IF(!dst || !src, err, HURRAY_E_ARGUMENT, "descriptor", "copy: NULL argument");
     if (dst == src) return HURRAY_OK;
+    struct hurray_descriptor t = *src;
+    int status = build_storage(&t, allocator, err);
     hurray_descriptor_reset(dst);
-    memcpy(dst, src, sizeof *dst);
-    int status = adopt_opaque(dst, allocator, err);
-    if (status != HURRAY_OK) hurray_descriptor_reset(dst);
-    return status;
+    if (status != HURRAY_OK) return status;
+    *dst = t;
+    return HURRAY_OK;
 }
 
 static int bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
@@ -1071,6 +1369,7 @@ static int fixed_fields_equal(const struct hurray_descriptor *a,
 
 static int shape_and_buffers_equal(const struct hurray_descriptor *a,
                                    const struct hurray_descriptor *b, unsigned rank) {
+    if (check_spans(a, NULL) != HURRAY_OK || check_spans(b, NULL) != HURRAY_OK) return 0;
     for (unsigned k = 0; k < rank; k++)
         if (a->shape[k] != b->shape[k]) return 0;
     for (unsigned i = 0; i < a->buffer_count; i++) {

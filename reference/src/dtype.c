@@ -67,9 +67,18 @@ static const struct {
 
 /* ---- table access -------------------------------------------------------- */
 
+/* The table is in ascending tag order (dtype_test checks it): binary search,
+ * a handful of comparisons on every descriptor's hot path. */
 const struct hurray_dtype_info *hurray_dtype_info(uint8_t tag) {
-    for (size_t i = 0; i < DTYPE_COUNT; i++)
-        if (dtype_table[i].tag == tag) return &dtype_table[i];
+    size_t lo = 0, hi = DTYPE_COUNT;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dtype_table[mid].tag == tag) return &dtype_table[mid];
+        if (dtype_table[mid].tag < tag)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 

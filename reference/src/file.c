@@ -308,7 +308,7 @@ struct hurray_file {
     const struct hurray_allocator *allocator;
 };
 
-void hurray_file_close(struct hurray_file *f) {
+void hurray_file_destroy(struct hurray_file *f) {
     if (!f) return;
     const struct hurray_allocator *a = f->allocator;
     hurray_kv_reset(&f->kv);
@@ -747,7 +747,7 @@ static int build_item(const struct hurray_file *f, size_t i, struct hurray_item 
             st = build_item(f, j, &it->members[k], &j, err);
     }
     if (st != HURRAY_OK) {
-        hurray_item_free(it);
+        hurray_item_destroy(it);
         return st;
     }
     *out = it;
@@ -780,7 +780,7 @@ static int check_composites(struct hurray_file *f, struct hurray_error *err) {
         } else {
             HR_TRY(build_item(f, i, &it, &next, err));
             st = hurray_composite_validate(it, &f->lim, err);
-            hurray_item_free(it);
+            hurray_item_destroy(it);
         }
         HR_TRY(in_region(st, hri_fieldf(pf, "index[%zu]", i), 0, err));
     }
@@ -842,7 +842,7 @@ static int open_image(struct file_image *img, const struct hurray_limits *lim,
     hurray_kv_init(&f->kv);
     int st = validate_file(f, copy_meta, err);
     if (st != HURRAY_OK) {
-        hurray_file_close(f);
+        hurray_file_destroy(f);
         return st;
     }
     *out = f;
@@ -855,7 +855,7 @@ static int open_args(const void *src, struct hurray_file **out, struct hurray_er
     return HURRAY_OK;
 }
 
-int hurray_file_open_memory(const uint8_t *data, size_t size,
+int hurray_file_create_memory(const uint8_t *data, size_t size,
                             const struct hurray_file_options *opt, struct hurray_file **out,
                             struct hurray_error *err) {
     struct hurray_limits lim;
@@ -962,7 +962,7 @@ static int open_fd(int fd, const char *path, const struct hurray_limits *lim,
     return open_image(img, lim, a, mode == HURRAY_FILE_MMAP, out, err);
 }
 
-int hurray_file_open_path(const char *path, const struct hurray_file_options *opt,
+int hurray_file_create_path(const char *path, const struct hurray_file_options *opt,
                           struct hurray_file **out, struct hurray_error *err) {
     struct hurray_limits lim;
     int mode = opt ? opt->mode : HURRAY_FILE_COPY;

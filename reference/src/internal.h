@@ -147,6 +147,14 @@ int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, uns
                    struct hurray_error *err);
 int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
                         struct hurray_error *err);
+/* n consecutive u64 / i64 / u8 values into dst; element k's field name is
+ * field_fmt formatted with k, only when its read fails. */
+int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,
+                    struct hurray_error *err);
+int hri_read_i64s_i(struct hri_cursor *c, int64_t *dst, unsigned n, const char *field_fmt,
+                    struct hurray_error *err);
+int hri_read_u8s_i(struct hri_cursor *c, uint8_t *dst, unsigned n, const char *field_fmt,
+                   struct hurray_error *err);
 /* Borrow n bytes: *p points into src. */
 int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char *field,
                    struct hurray_error *err);
@@ -188,11 +196,27 @@ void hri_free(const struct hurray_allocator *a, void *p, size_t size);
 
 /* ---- cross-file functions ------------------------------------------------ */
 
+/* Writable room for a layout's rank-sized parameters while it is parsed
+ * (the decoder's scratch; never zeroed: only what is read is used). */
+struct hri_layout_arrays {
+    int64_t strides[HURRAY_MAX_RANK];
+    int64_t inner_strides[HURRAY_MAX_RANK];
+    uint64_t tile_shape[HURRAY_MAX_RANK];
+    uint64_t fiber_counts[HURRAY_MAX_RANK];
+    uint8_t mode_order[HURRAY_MAX_RANK];
+};
+
 /* layout.c: parameter block body (no header, no padding). The cursor spans
  * exactly param_length bytes; the function must consume all of them or fail
- * with LENGTH. Private/unknown layouts get opaque pointing into c->src. */
+ * with LENGTH. The spans the tag uses are read into `arrays` and `out` points
+ * at them (the others are NULL); private/unknown layouts get opaque pointing
+ * into c->src. */
 int hri_layout_params_read(struct hri_cursor *c, uint8_t tag, uint8_t rank,
                            const struct hurray_limits *limits, struct hurray_layout *out,
+                           struct hri_layout_arrays *arrays, struct hurray_error *err);
+/* layout.c: ARGUMENT unless every span `tag` uses is non-NULL for `rank`
+ * (and opaque for opaque_len bytes). */
+int hri_layout_check_spans(const struct hurray_layout *l, uint8_t rank,
                            struct hurray_error *err);
 void hri_layout_params_write(struct hri_writer *w, const struct hurray_layout *l, uint8_t rank);
 /* Dtype/byte_offset rules that depend on the layout (strided/tiled need
@@ -215,8 +239,10 @@ int hri_quant_read(struct hri_cursor *c, struct hurray_quant *out, struct hurray
 int hri_statistics_read(struct hri_cursor *c, struct hurray_statistics *out,
                         struct hurray_error *err);
 void hri_statistics_write(struct hri_writer *w, const struct hurray_statistics *s);
+/* global_shape / global_offset (rank each) are read into the two arrays,
+ * which out's spans then point at. */
 int hri_shard_read(struct hri_cursor *c, uint8_t rank, struct hurray_shard *out,
-                   struct hurray_error *err);
+                   uint64_t *global_shape, uint64_t *global_offset, struct hurray_error *err);
 void hri_shard_write(struct hri_writer *w, const struct hurray_shard *s, uint8_t rank);
 int hri_role_read(struct hri_cursor *c, uint8_t *role, struct hurray_error *err);
 void hri_role_write(struct hri_writer *w, uint8_t role);

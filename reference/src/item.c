@@ -1,7 +1,7 @@
 /* Items: a tensor with its buffers or a composite with its members, the
  * currency of streams and files. docs/spec/composite.md, stream.md
  *
- * hurray_item_free follows the allocation convention item.h states; the
+ * hurray_item_destroy follows the allocation convention item.h states; the
  * hri_item_* builders (item_internal.h) are the one place that convention is
  * produced, so readers never free a block with another size than its own. */
 #include "item_internal.h"
@@ -70,22 +70,33 @@ static void free_buffers(struct hurray_item *it) {
  * (max_composite_depth), and each level costs one small stack frame. */
 static void free_members(struct hurray_item *it) {
     if (!it->members) return;
-    for (uint32_t i = 0; i < it->member_count; i++) hurray_item_free(it->members[i]);
+    for (uint32_t i = 0; i < it->member_count; i++) hurray_item_destroy(it->members[i]);
     hri_free(it->allocator, it->members, (size_t)it->member_count * sizeof *it->members);
     it->members = NULL;
     it->member_count = 0;
 }
 
-void hurray_item_free(struct hurray_item *item) {
+/* The block hri_item_new makes: the item, its descriptor right behind it. */
+struct item_block {
+    struct hurray_item item;
+    struct hurray_descriptor descriptor;
+};
+
+static int descriptor_inline(const struct hurray_item *it) {
+    return (uintptr_t)it->descriptor == (uintptr_t)it + offsetof(struct item_block, descriptor);
+}
+
+void hurray_item_destroy(struct hurray_item *item) {
     if (!item) return;
     free_members(item);
     free_buffers(item);
+    int one_block = item->descriptor && descriptor_inline(item);
     if (item->descriptor) {
         hurray_descriptor_reset(item->descriptor);
-        hri_free(item->allocator, item->descriptor, sizeof *item->descriptor);
+        if (!one_block) hri_free(item->allocator, item->descriptor, sizeof *item->descriptor);
     }
     if (item->owner_release) item->owner_release(item->owner);
-    hri_free(item->allocator, item, sizeof *item);
+    hri_free(item->allocator, item, one_block ? sizeof(struct item_block) : sizeof *item);
 }
 
 int hurray_item_is_composite(const struct hurray_item *item) {
@@ -94,21 +105,19 @@ int hurray_item_is_composite(const struct hurray_item *item) {
 
 /* ---- building ------------------------------------------------------------------- */
 
+/* One allocation per node: the item and its compact descriptor together
+ * (item.h's convention for trees libhurray builds). */
 int hri_item_new(const struct hurray_allocator *a, struct hurray_item **out,
                  struct hurray_error *err) {
     *out = NULL;
-    struct hurray_item *it = hri_alloc(a, sizeof *it);
-    HR_FAIL_IF(!it, err, HURRAY_E_NOMEM, "item", "item: cannot allocate %zu bytes", sizeof *it);
-    memset(it, 0, sizeof *it);
-    it->allocator = a;
-    it->descriptor = hri_alloc(a, sizeof *it->descriptor);
-    if (!it->descriptor) {
-        hri_free(a, it, sizeof *it);
-        return hri_fail(err, HURRAY_E_NOMEM, "descriptor", "descriptor: cannot allocate %zu bytes",
-                        sizeof(struct hurray_descriptor));
-    }
-    hurray_descriptor_init(it->descriptor);
-    *out = it;
+    struct item_block *b = hri_alloc(a, sizeof *b);
+    HR_FAIL_IF(!b, err, HURRAY_E_NOMEM, "item", "item: cannot allocate %zu bytes", sizeof *b);
+    memset(&b->item, 0, sizeof b->item);
+    b->item.allocator = a;
+    b->item.descriptor = &b->descriptor;
+    hurray_descriptor_init(&b->descriptor);
+    b->descriptor.allocator = a;
+    *out = &b->item;
     return HURRAY_OK;
 }
 

@@ -6,10 +6,11 @@
 
 #include "internal.h"
 
-/* ---- building items (hurray_item_free's allocation convention) ----------- */
+/* ---- building items (hurray_item_destroy's allocation convention) ----------- */
 
-/* A zeroed item with `a` as its allocator and a freshly initialised,
- * heap-allocated descriptor. NOMEM leaves *out NULL. */
+/* A zeroed item with `a` as its allocator (its descriptor's too) and a
+ * freshly initialised descriptor in the same block, right behind it
+ * (hurray_item_destroy frees both as one). NOMEM leaves *out NULL. */
 int hri_item_new(const struct hurray_allocator *a, struct hurray_item **out,
                  struct hurray_error *err);
 /* The `members` table of `count` NULL slots; item->member_count = count. */

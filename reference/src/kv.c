@@ -118,6 +118,13 @@ void hurray_kv_reset(struct hurray_kv *kv) {
     hurray_kv_init(kv);
 }
 
+void hurray_kv_move(struct hurray_kv *dst, struct hurray_kv *src) {
+    if (!dst || !src || dst == src) return;
+    hurray_kv_reset(dst);
+    *dst = *src;
+    hurray_kv_init(src);
+}
+
 /* ==== decoding (kv.md § Decoding order, HR-KV-9) ============================ */
 
 /* One walker for both passes. In the counting pass `values` and `bytes` are

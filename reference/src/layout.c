@@ -195,11 +195,37 @@ static int check_opaque(const struct hurray_layout *l, struct hurray_error *err)
     return hurray_layout_param_length(l, 0, &len, err);
 }
 
+/* A span the tag reads, `n` entries long, must exist. */
+static int check_span(const void *p, unsigned n, const char *field, struct hurray_error *err) {
+    HR_FAIL_IF(n > 0 && !p, err, HURRAY_E_ARGUMENT, field, "%s: NULL span of %u entries",
+               field, n);
+    return HURRAY_OK;
+}
+
+int hri_layout_check_spans(const struct hurray_layout *l, uint8_t rank,
+                           struct hurray_error *err) {
+    switch (l->tag) {
+    case HURRAY_LAYOUT_STRIDED:
+        return check_span(l->strides, rank, "layout.strides", err);
+    case HURRAY_LAYOUT_TILED:
+        HR_TRY(check_span(l->tile_shape, rank, "layout.tile_shape", err));
+        HR_TRY(check_span(l->strides, rank, "layout.outer_strides", err));
+        return check_span(l->inner_strides, rank, "layout.inner_strides", err);
+    case HURRAY_LAYOUT_CSF:
+        HR_TRY(check_span(l->fiber_counts, rank ? rank - 1u : 0u, "layout.fiber_counts", err));
+        return check_span(l->mode_order, rank, "layout.mode_order", err);
+    default:
+        return layout_row(l->tag) ? HURRAY_OK
+                                  : check_span(l->opaque, l->opaque_len, "layout.opaque", err);
+    }
+}
+
 int hurray_layout_check_params(const struct hurray_layout *layout, uint8_t rank,
                                const struct hurray_limits *limits, struct hurray_error *err) {
     HR_FAIL_IF(!layout, err, HURRAY_E_ARGUMENT, "layout", "layout_check_params: layout is NULL");
     HR_TRY(check_layout_tag(layout->tag, err));
     HR_TRY(check_rank(rank, err));
+    HR_TRY(hri_layout_check_spans(layout, rank, err));
     switch (layout->tag) {
     case HURRAY_LAYOUT_TILED:
         return check_tile_shape(layout->tile_shape, rank, err);
@@ -214,43 +240,29 @@ int hurray_layout_check_params(const struct hurray_layout *layout, uint8_t rank,
 
 /* ---- parameter blocks (memory-layout.md, one § per layout) ----------------- */
 
-static int read_i64s(struct hri_cursor *c, int64_t *dst, uint8_t rank, const char *name,
-                     struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
-    for (unsigned k = 0; k < rank; k++)
-        HR_TRY(hri_read_i64(c, &dst[k], hri_fieldf(f, "layout.%s[%u]", name, k), err));
-    return HURRAY_OK;
-}
-
-static int read_u64s(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *name,
-                     struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
-    for (unsigned k = 0; k < n; k++)
-        HR_TRY(hri_read_u64(c, &dst[k], hri_fieldf(f, "layout.%s[%u]", name, k), err));
-    return HURRAY_OK;
-}
-
 /* HR-LAYOUT-12: tile_shape u64[rank], outer_strides i64[rank], inner_strides i64[rank]. */
 static int read_tiled(struct hri_cursor *c, uint8_t rank, struct hurray_layout *out,
-                      struct hurray_error *err) {
-    HR_TRY(read_u64s(c, out->tile_shape, rank, "tile_shape", err));
-    HR_TRY(read_i64s(c, out->strides, rank, "outer_strides", err));
-    return read_i64s(c, out->inner_strides, rank, "inner_strides", err);
+                      struct hri_layout_arrays *a, struct hurray_error *err) {
+    HR_TRY(hri_read_u64s_i(c, a->tile_shape, rank, "layout.tile_shape[%u]", err));
+    HR_TRY(hri_read_i64s_i(c, a->strides, rank, "layout.outer_strides[%u]", err));
+    HR_TRY(hri_read_i64s_i(c, a->inner_strides, rank, "layout.inner_strides[%u]", err));
+    out->tile_shape = a->tile_shape;
+    out->strides = a->strides;
+    out->inner_strides = a->inner_strides;
+    return HURRAY_OK;
 }
 
 /* HR-LAYOUT-23: nnz u64, fiber_counts u64[rank−1], mode_order u8[rank]:
  * 9·rank bytes. Rank 0 (refused by tier 3) has none, as the table's formula
  * says. */
 static int read_csf(struct hri_cursor *c, uint8_t rank, struct hurray_layout *out,
-                    struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
+                    struct hri_layout_arrays *a, struct hurray_error *err) {
+    out->fiber_counts = a->fiber_counts;
+    out->mode_order = a->mode_order;
     if (rank == 0) return HURRAY_OK;
     HR_TRY(hri_read_u64(c, &out->nnz, "layout.nnz", err));
-    HR_TRY(read_u64s(c, out->fiber_counts, rank - 1u, "fiber_counts", err));
-    for (unsigned k = 0; k < rank; k++)
-        HR_TRY(hri_read_u8(c, &out->mode_order[k], hri_fieldf(f, "layout.mode_order[%u]", k),
-                           err));
-    return HURRAY_OK;
+    HR_TRY(hri_read_u64s_i(c, a->fiber_counts, rank - 1u, "layout.fiber_counts[%u]", err));
+    return hri_read_u8s_i(c, a->mode_order, rank, "layout.mode_order[%u]", err);
 }
 
 /* HR-PAGED-1: page_size, num_pages, num_seqs, num_blocks (u64 each). */
@@ -314,7 +326,8 @@ static int check_param_length(const struct hri_cursor *c, uint8_t tag, uint8_t r
 }
 
 static int read_params_body(struct hri_cursor *c, uint8_t tag, uint8_t rank,
-                            struct hurray_layout *out, struct hurray_error *err) {
+                            struct hurray_layout *out, struct hri_layout_arrays *a,
+                            struct hurray_error *err) {
     switch (tag) {
     case HURRAY_LAYOUT_ROW_MAJOR:
     case HURRAY_LAYOUT_COL_MAJOR:
@@ -322,15 +335,16 @@ static int read_params_body(struct hri_cursor *c, uint8_t tag, uint8_t rank,
     case HURRAY_LAYOUT_HILBERT:
         return HURRAY_OK;
     case HURRAY_LAYOUT_STRIDED:
-        return read_i64s(c, out->strides, rank, "strides", err);
+        out->strides = a->strides;
+        return hri_read_i64s_i(c, a->strides, rank, "layout.strides[%u]", err);
     case HURRAY_LAYOUT_TILED:
-        return read_tiled(c, rank, out, err);
+        return read_tiled(c, rank, out, a, err);
     case HURRAY_LAYOUT_COO:
     case HURRAY_LAYOUT_CSR:
     case HURRAY_LAYOUT_CSC:
         return hri_read_u64(c, &out->nnz, "layout.nnz", err);
     case HURRAY_LAYOUT_CSF:
-        return read_csf(c, rank, out, err);
+        return read_csf(c, rank, out, a, err);
     case HURRAY_LAYOUT_BLOCK_PAGED:
         return read_block_paged(c, out, err);
     case HURRAY_LAYOUT_COMPOSITE:
@@ -347,15 +361,16 @@ static int read_params_body(struct hri_cursor *c, uint8_t tag, uint8_t rank,
  * is accepted for symmetry; no limit bounds the parameter block itself. */
 int hri_layout_params_read(struct hri_cursor *c, uint8_t tag, uint8_t rank,
                            const struct hurray_limits *limits, struct hurray_layout *out,
-                           struct hurray_error *err) {
+                           struct hri_layout_arrays *arrays, struct hurray_error *err) {
     (void)limits;
-    HR_FAIL_IF(!c || !out, err, HURRAY_E_ARGUMENT, "layout", "layout_params_read: NULL argument");
+    HR_FAIL_IF(!c || !out || !arrays, err, HURRAY_E_ARGUMENT, "layout",
+               "layout_params_read: NULL argument");
     HR_TRY(check_layout_tag(tag, err));
     HR_TRY(check_rank(rank, err));
     memset(out, 0, sizeof *out);
     out->tag = tag;
     HR_TRY(check_param_length(c, tag, rank, err));
-    HR_TRY(read_params_body(c, tag, rank, out, err));
+    HR_TRY(read_params_body(c, tag, rank, out, arrays, err));
     HR_FAIL_IF(hri_cursor_left(c) != 0, err, HURRAY_E_LENGTH, "layout.param_length",
                "layout.param_length: %zu parameter bytes left unread", hri_cursor_left(c));
     return HURRAY_OK;
@@ -1044,6 +1059,10 @@ int hurray_layout_equal(const struct hurray_layout *a, const struct hurray_layou
     if (a == b) return 1;
     if (!a || !b || a->tag != b->tag) return 0;
     if (rank > HURRAY_MAX_RANK) rank = HURRAY_MAX_RANK;
+    /* A NULL span the tag reads compares equal only to the same layout. */
+    if (hri_layout_check_spans(a, rank, NULL) != HURRAY_OK ||
+        hri_layout_check_spans(b, rank, NULL) != HURRAY_OK)
+        return 0;
     switch (a->tag) {
     case HURRAY_LAYOUT_STRIDED:
         return strides_equal(a, b, rank);

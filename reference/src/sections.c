@@ -181,20 +181,27 @@ static int check_shard_rank(uint8_t rank, struct hurray_error *err) {
 
 /* shard_index u32, shard_count u32, global_shape u64[rank], global_offset u64[rank]. */
 int hri_shard_read(struct hri_cursor *c, uint8_t rank, struct hurray_shard *out,
-                   struct hurray_error *err) {
-    char f[HURRAY_ERROR_FIELD_MAX];
-    HR_FAIL_IF(!c || !out, err, HURRAY_E_ARGUMENT, "shard", "shard_read: NULL argument");
+                   uint64_t *global_shape, uint64_t *global_offset, struct hurray_error *err) {
+    HR_FAIL_IF(!c || !out || !global_shape || !global_offset, err, HURRAY_E_ARGUMENT, "shard",
+               "shard_read: NULL argument");
     HR_TRY(check_shard_rank(rank, err));
     memset(out, 0, sizeof *out);
     HR_TRY(check_payload_length(c, hri_shard_length(rank), "shard", err));
     HR_TRY(hri_read_u32(c, &out->shard_index, "shard.shard_index", err));
     HR_TRY(hri_read_u32(c, &out->shard_count, "shard.shard_count", err));
-    for (unsigned k = 0; k < rank; k++)
-        HR_TRY(hri_read_u64(c, &out->global_shape[k], hri_fieldf(f, "shard.global_shape[%u]", k),
-                            err));
-    for (unsigned k = 0; k < rank; k++)
-        HR_TRY(hri_read_u64(c, &out->global_offset[k],
-                            hri_fieldf(f, "shard.global_offset[%u]", k), err));
+    HR_TRY(hri_read_u64s_i(c, global_shape, rank, "shard.global_shape[%u]", err));
+    HR_TRY(hri_read_u64s_i(c, global_offset, rank, "shard.global_offset[%u]", err));
+    out->global_shape = global_shape;
+    out->global_offset = global_offset;
+    return HURRAY_OK;
+}
+
+/* The shard's two spans exist for `rank` dimensions (ARGUMENT otherwise). */
+static int check_shard_spans(const struct hurray_shard *s, uint8_t rank,
+                             struct hurray_error *err) {
+    HR_FAIL_IF(rank > 0 && (!s->global_shape || !s->global_offset), err, HURRAY_E_ARGUMENT,
+               "shard", "shard: NULL global_shape or global_offset span for rank %u",
+               (unsigned)rank);
     return HURRAY_OK;
 }
 
@@ -260,6 +267,7 @@ int hurray_shard_check(const struct hurray_shard *s, uint8_t rank, const uint64_
     HR_FAIL_IF(!s || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shard",
                "shard_check: NULL argument");
     HR_TRY(check_shard_rank(rank, err));
+    HR_TRY(check_shard_spans(s, rank, err));
     HR_TRY(check_shard_index(s, err));
     HR_TRY(check_global_shape(s, rank, err));
     return check_shard_box(s, rank, shape, err);
@@ -270,6 +278,9 @@ int hurray_shard_equal(const struct hurray_shard *a, const struct hurray_shard *
     if (!a || !b) return a == b;
     if (rank > HURRAY_MAX_RANK) rank = HURRAY_MAX_RANK;
     if (a->shard_index != b->shard_index || a->shard_count != b->shard_count) return 0;
+    if (check_shard_spans(a, rank, NULL) != HURRAY_OK ||
+        check_shard_spans(b, rank, NULL) != HURRAY_OK)
+        return 0;
     for (unsigned k = 0; k < rank; k++) {
         if (a->global_shape[k] != b->global_shape[k] ||
             a->global_offset[k] != b->global_offset[k])

@@ -254,7 +254,7 @@ int hurray_stream_reader_create_callback(hurray_stream_read_fn read, void *ctx,
 
 /* Drops the item being read (items already yielded are the caller's). */
 static void drop_partial(struct hurray_stream_reader *r) {
-    hurray_item_free(r->root);
+    hurray_item_destroy(r->root);
     r->root = NULL;
     r->tensor = NULL;
     r->depth = 0;
@@ -672,7 +672,7 @@ void hurray_stream_reader_close(struct hurray_stream_reader *r) {
     r->stage = ST_CLOSED;
 }
 
-void hurray_stream_reader_free(struct hurray_stream_reader *r) {
+void hurray_stream_reader_destroy(struct hurray_stream_reader *r) {
     if (!r) return;
     hurray_stream_reader_close(r);
     const struct hurray_allocator *a = r->allocator;
@@ -794,7 +794,8 @@ static int check_tensor_buffers(const struct hurray_stream_writer *w,
                "members: a tensor item has no members");
     for (unsigned i = 0; i < d->buffer_count; i++) {
         const struct hurray_item_buffer *b = &it->buffers[i];
-        hri_fieldf(f, "buffers[%u]", i);
+        if (b->size != d->buffers[i].size || (b->size && !b->data))
+            hri_fieldf(f, "buffers[%u]", i); /* only on failure */
         HR_FAIL_IF(b->size != d->buffers[i].size, err, HURRAY_E_ARGUMENT, f,
                    "%s: %llu bytes held, but the table declares %llu", f,
                    (unsigned long long)b->size, (unsigned long long)d->buffers[i].size);
@@ -976,7 +977,7 @@ uint64_t hurray_stream_writer_offset(const struct hurray_stream_writer *w) {
     return w ? w->offset : 0;
 }
 
-void hurray_stream_writer_free(struct hurray_stream_writer *w) {
+void hurray_stream_writer_destroy(struct hurray_stream_writer *w) {
     if (!w) return;
     if (hurray_stream_writer_finish(w, NULL) != HURRAY_OK) {
         /* free cannot report: a caller who cares finishes first */

@@ -30,9 +30,16 @@ static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigne
     hurray_descriptor_init(d);
     d->dtype = dtype;
     d->layout.tag = layout;
-    d->rank = (uint8_t)rank;
-    for (unsigned k = 0; k < rank; k++) d->shape[k] = shape[k];
+    test_set_shape(d, rank, shape);
     return d;
+}
+
+/* The layout spans of the builders below, through hurray_descriptor_set_layout. */
+static void set_strides(struct hurray_descriptor *d, const int64_t *strides) {
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    memcpy(t.strides, strides, d->rank * sizeof strides[0]);
+    test_layout_apply(&t, d);
 }
 
 static void desc_free(struct hurray_descriptor *d) {
@@ -74,7 +81,7 @@ static int decode_status(const uint8_t *src, size_t len, const struct hurray_lim
     int st = decode_exact(src, len, &opt, d, NULL, err);
     if (st != HURRAY_OK) {
         /* "On failure out is left reset." */
-        assert_null(d->owned);
+        assert_null(d->storage);
         assert_int_equal(d->opaque_count, 0);
         assert_int_equal(d->rank, 0);
     }
@@ -151,29 +158,29 @@ static struct hurray_descriptor *b_row_major_float6(void) {
 static struct hurray_descriptor *b_strided_negative(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
-    d->layout.strides[0] = -4;
-    d->layout.strides[1] = 1;
+    set_strides(d, (int64_t[]){-4, 1});
     d->byte_offset = 32; /* off/E + lo = 8 - 8 >= 0 */
     return d;
 }
 static struct hurray_descriptor *b_strided_zero(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 3, (uint64_t[]){5, 3, 2});
-    d->layout.strides[0] = 0;
-    d->layout.strides[1] = 2;
-    d->layout.strides[2] = -1;
+    set_strides(d, (int64_t[]){0, 2, -1});
     d->byte_offset = 1;
     return d;
 }
 static struct hurray_descriptor *b_tiled(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
-    d->layout.tile_shape[0] = 2;
-    d->layout.tile_shape[1] = 3;
-    d->layout.strides[0] = 12;
-    d->layout.strides[1] = 6;
-    d->layout.inner_strides[0] = 3;
-    d->layout.inner_strides[1] = 1;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.tile_shape[0] = 2;
+    t.tile_shape[1] = 3;
+    t.strides[0] = 12;
+    t.strides[1] = 6;
+    t.inner_strides[0] = 3;
+    t.inner_strides[1] = 1;
+    test_layout_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_morton2(void) {
@@ -206,34 +213,46 @@ static struct hurray_descriptor *b_csc(void) {
 static struct hurray_descriptor *b_csf1(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 1, (uint64_t[]){10});
-    d->layout.nnz = 3;
-    d->layout.mode_order[0] = 0;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.nnz = 3;
+    t.mode_order[0] = 0;
+    test_layout_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_csf2(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 2, (uint64_t[]){4, 5});
-    d->layout.nnz = 5;
-    d->layout.fiber_counts[0] = 2;
-    d->layout.mode_order[0] = 1;
-    d->layout.mode_order[1] = 0;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.nnz = 5;
+    t.fiber_counts[0] = 2;
+    t.mode_order[0] = 1;
+    t.mode_order[1] = 0;
+    test_layout_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_csf3(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
-    d->layout.nnz = 6;
-    d->layout.fiber_counts[0] = 2;
-    d->layout.fiber_counts[1] = 4;
-    for (unsigned k = 0; k < 3; k++) d->layout.mode_order[k] = (uint8_t)k;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.nnz = 6;
+    t.fiber_counts[0] = 2;
+    t.fiber_counts[1] = 4;
+    for (unsigned k = 0; k < 3; k++) t.mode_order[k] = (uint8_t)k;
+    test_layout_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_csf5(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_CSF, 5, (uint64_t[]){2, 2, 2, 2, 2});
-    d->layout.nnz = 5;
-    for (unsigned k = 0; k < 4; k++) d->layout.fiber_counts[k] = k + 1;
-    for (unsigned k = 0; k < 5; k++) d->layout.mode_order[k] = (uint8_t)(4 - k);
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.nnz = 5;
+    for (unsigned k = 0; k < 4; k++) t.fiber_counts[k] = k + 1;
+    for (unsigned k = 0; k < 5; k++) t.mode_order[k] = (uint8_t)(4 - k);
+    test_layout_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_block_paged(void) {
@@ -273,10 +292,13 @@ static struct hurray_descriptor *b_composite_group(void) {
 }
 static struct hurray_descriptor *b_private_layout(void) {
     struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
-    d->layout.extension_layout_id = 0xDEADBEEFu;
-    d->layout.opaque = ext_bytes;
-    d->layout.opaque_len = 11; /* param_length 19: 5 bytes of padding */
-    d->buffer_count = 2;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.extension_layout_id = 0xDEADBEEFu;
+    t.l.opaque = ext_bytes;
+    t.l.opaque_len = 11; /* param_length 19: 5 bytes of padding */
+    test_layout_apply(&t, d);
+    test_set_buffer_count(d, 2);
     test_set_buffer(d, 0, 100);
     test_set_buffer(d, 1, 0);
     return d;
@@ -288,9 +310,12 @@ static struct hurray_descriptor *b_private_layout_empty(void) {
 }
 static struct hurray_descriptor *b_unknown_layout(void) {
     struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
-    d->layout.opaque = ext_bytes;
-    d->layout.opaque_len = 13;
-    d->buffer_count = 1;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.l.opaque = ext_bytes;
+    t.l.opaque_len = 13;
+    test_layout_apply(&t, d);
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 36);
     return d;
 }
@@ -394,8 +419,7 @@ static struct hurray_descriptor *b_q_mx(void) {
 static struct hurray_descriptor *b_q_mx_int8(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){64, 3});
-    d->layout.strides[0] = 3;
-    d->layout.strides[1] = 1;
+    set_strides(d, (int64_t[]){3, 1});
     d->has_quant = 1;
     quant_init(&d->quant, HURRAY_QUANT_MX);
     d->quant.axis = 0;
@@ -460,13 +484,15 @@ static struct hurray_descriptor *b_statistics_nan_dynamic(void) {
 static struct hurray_descriptor *b_shard(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
-    d->has_shard = 1;
-    d->shard.shard_index = 3;
-    d->shard.shard_count = 4;
-    d->shard.global_shape[0] = 4;
-    d->shard.global_shape[1] = 6;
-    d->shard.global_offset[0] = 2;
-    d->shard.global_offset[1] = 3;
+    struct test_shard t;
+    test_shard_edit(&t, d);
+    t.s.shard_index = 3;
+    t.s.shard_count = 4;
+    t.global_shape[0] = 4;
+    t.global_shape[1] = 6;
+    t.global_offset[0] = 2;
+    t.global_offset[1] = 3;
+    test_shard_apply(&t, d);
     return d;
 }
 static struct hurray_descriptor *b_role_base(void) {
@@ -484,19 +510,18 @@ static struct hurray_descriptor *b_role_correction(void) {
 }
 static struct hurray_descriptor *b_unknown_sections(void) {
     struct hurray_descriptor *d = b_statistics();
-    d->opaque_count = 3;
-    d->opaque[0] = (struct hurray_opaque_section){0x05, 0, ext_bytes, 5};
-    d->opaque[1] = (struct hurray_opaque_section){0xF0, 0, NULL, 0};
-    d->opaque[2] = (struct hurray_opaque_section){0xFE, 0, ext_bytes + 8, 16};
+    test_add_opaque(d, 0x05, 0, ext_bytes, 5);
+    test_add_opaque(d, 0xF0, 0, NULL, 0);
+    test_add_opaque(d, 0xFE, 0, ext_bytes + 8, 16);
     return d;
 }
 static struct hurray_descriptor *b_all_sections(void) {
     struct hurray_descriptor *d = b_q_per_tensor();
     struct hurray_descriptor *s = b_shard();
-    d->shape[0] = 2;
-    d->shape[1] = 3;
-    d->has_shard = 1;
-    d->shard = s->shard;
+    struct test_shard t;
+    test_set_shape(d, 2, (uint64_t[]){2, 3});
+    test_shard_edit(&t, s);
+    test_shard_apply(&t, d);
     desc_free(s);
     d->has_statistics = 1;
     d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
@@ -504,15 +529,13 @@ static struct hurray_descriptor *b_all_sections(void) {
     d->statistics.max = 127;
     d->has_role = 1;
     d->role = HURRAY_ROLE_CORRECTION;
-    d->opaque_count = 1;
-    d->opaque[0] = (struct hurray_opaque_section){0x22, 0, ext_bytes, 32};
+    test_add_opaque(d, 0x22, 0, ext_bytes, 32);
     return d;
 }
 static struct hurray_descriptor *b_everything_opaque(void) {
     struct hurray_descriptor *d = b_private_layout();
-    d->opaque_count = 2;
-    d->opaque[0] = (struct hurray_opaque_section){0x10, 0, ext_bytes, 1};
-    d->opaque[1] = (struct hurray_opaque_section){0xEF, 0, ext_bytes, 31};
+    test_add_opaque(d, 0x10, 0, ext_bytes, 1);
+    test_add_opaque(d, 0xEF, 0, ext_bytes, 31);
     return d;
 }
 static struct hurray_descriptor *b_dynamic(void) {
@@ -533,11 +556,16 @@ static struct hurray_descriptor *b_rank64_strided_shard(void) {
     uint64_t shape[64];
     for (unsigned k = 0; k < 64; k++) shape[k] = k < 3 ? 2 : 1;
     struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 64, shape);
-    for (unsigned k = 0; k < 64; k++) d->layout.strides[k] = k < 3 ? (int64_t)(1u << k) : 99;
-    d->has_shard = 1;
-    d->shard.shard_count = 1;
-    for (unsigned k = 0; k < 64; k++) d->shard.global_shape[k] = shape[k] + k;
-    d->shard.global_offset[63] = 63;
+    struct test_layout t;
+    struct test_shard sh;
+    test_layout_edit(&t, d);
+    for (unsigned k = 0; k < 64; k++) t.strides[k] = k < 3 ? (int64_t)(1u << k) : 99;
+    test_layout_apply(&t, d);
+    test_shard_edit(&sh, d);
+    sh.s.shard_count = 1;
+    for (unsigned k = 0; k < 64; k++) sh.global_shape[k] = shape[k] + k;
+    sh.global_offset[63] = 63;
+    test_shard_apply(&sh, d);
     return d;
 }
 static struct hurray_descriptor *b_zero_dims(void) {
@@ -699,7 +727,9 @@ static void test_HR_DESC_2_golden_vector_decodes(void **state) {
     assert_int_equal(d->buffers[0].sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
     assert_int_equal(d->has_quant + d->has_statistics + d->has_shard + d->has_role, 0);
     assert_int_equal(d->opaque_count, 0);
-    assert_null(d->owned);
+    /* One block holds every span, sized exactly: the shape and the table. */
+    assert_ptr_equal(d->shape, d->storage);
+    assert_int_equal(d->storage_len, 2 * 8 + sizeof(struct hurray_buffer_desc));
     desc_free(d);
 }
 
@@ -708,7 +738,7 @@ static void test_HR_DESC_6_golden_vector_encodes(void **state) {
     uint8_t buf[128];
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     size_t n = encode_ok(d, buf, sizeof buf);
     assert_bytes_equal(buf, n, golden, sizeof golden);
@@ -732,7 +762,7 @@ static void test_HR_DESC_2_worked_example_with_statistics(void **state) {
     want[103] = 0x40; /* 2.0 */
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     d->has_statistics = 1;
     d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
@@ -826,9 +856,15 @@ static void test_HR_SECT_3_opaque_bytes_owned(void **state) {
     assert_non_null(keep);
     memcpy(keep, buf, n);
     assert_status(hurray_descriptor_decode(buf, n, NULL, d, NULL, &err), HURRAY_OK);
-    assert_non_null(d->owned);
-    assert_int_equal(d->owned_len, 11 + 1 + 31);
-    assert_ptr_equal(d->layout.opaque, d->owned);
+    /* One block: shape, buffer table, the two section records, then the 11 + 1 + 31
+     * opaque bytes, the layout's first. */
+    assert_non_null(d->storage);
+    assert_int_equal(d->storage_len, 2 * 8 + 2 * sizeof(struct hurray_buffer_desc) +
+                                         2 * sizeof(struct hurray_opaque_section) + 11 + 1 +
+                                         31);
+    assert_ptr_equal(d->layout.opaque, (const uint8_t *)d->storage + d->storage_len - 43);
+    assert_ptr_equal(d->opaque[0].data, d->layout.opaque + 11);
+    assert_ptr_equal(d->opaque[1].data, d->layout.opaque + 12);
     assert_int_equal(d->opaque_count, 2);
     assert_int_equal(d->opaque[0].type, 0x10);
     assert_int_equal(d->opaque[1].type, 0xEF);
@@ -908,6 +944,8 @@ static void test_decode_arguments(void **state) {
     assert_status(hurray_descriptor_decode(buf, n, &opt, d, NULL, &err), HURRAY_OK);
     assert_int_equal(ta.live_allocs, 1);
     assert_status(hurray_descriptor_decode(golden, sizeof golden, &opt, d, NULL, &err), HURRAY_OK);
+    assert_int_equal(ta.live_allocs, 1); /* the first block freed, the golden's the only one */
+    hurray_descriptor_reset(d);
     assert_alloc_clean(&ta);
     assert_status(hurray_descriptor_decode(buf, n, &opt, d, NULL, &err), HURRAY_OK);
     assert_status(hurray_descriptor_decode(buf, 16, &opt, d, NULL, &err), HURRAY_E_TRUNCATED);
@@ -1276,7 +1314,7 @@ static void test_HR_LIMIT_1_max_buffer_bytes(void **state) {
     test_fill_buffers(d, 64);
     n = encode_ok(d, buf, sizeof buf);
     expect_decode(buf, n, HURRAY_OK, NULL);
-    d->buffers[0].size++;
+    TEST_PATCH_BUFFER(d, 0, size, d->buffers[0].size + 1);
     n = encode_ok(d, buf, sizeof buf);
     expect_decode(buf, n, HURRAY_E_LIMIT, "buffers[0].size");
     desc_free(d);
@@ -1355,10 +1393,10 @@ static void test_HR_LAYOUT_30_composite_params(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "byte_offset");
     d->byte_offset = 0;
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
-    d->buffer_count = 0;
+    test_set_buffer_count(d, 0);
     d->has_quant = 1;
     quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
     d->quant.scale = 1;
@@ -1375,8 +1413,7 @@ static void test_HR_DESC_5_param_constraints_after_structure(void **state) {
     const char *names[] = {"b_tiled", "b_composite_group"};
     for (size_t i = 0; i < 2; i++) {
         struct hurray_descriptor *d = build(find_entry(names[i]));
-        d->opaque_count = 1;
-        d->opaque[0] = (struct hurray_opaque_section){0x30, 0, ext_bytes, 3};
+        test_add_opaque(d, 0x30, 0, ext_bytes, 3);
         size_t n = encode_ok(d, buf, sizeof buf);
         size_t p = off_params(buf), s0 = off_section(buf, 0);
         if (i == 0)
@@ -1699,12 +1736,12 @@ static void test_HR_BUF_9_tier1_buffer_count(void **state) {
         struct hurray_descriptor *d = build(find_entry(names[i]));
         unsigned right = d->buffer_count;
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
+        test_set_buffer_count(d, (uint8_t)(right + 1));
         test_set_buffer(d, right, 64);
-        d->buffer_count = (uint8_t)(right + 1);
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
         assert_hurray_error(&err, HURRAY_E_BUFFER_COUNT, "buffer_count");
         if (right > 0) {
-            d->buffer_count = (uint8_t)(right - 1);
+            test_set_buffer_count(d, (uint8_t)(right - 1));
             assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
         }
         desc_free(d);
@@ -1712,7 +1749,7 @@ static void test_HR_BUF_9_tier1_buffer_count(void **state) {
     /* Private and unknown layouts: tier 1 does not run. */
     struct hurray_descriptor *d = build(find_entry("b_private_layout"));
     for (unsigned count = 0; count < 5; count++) {
-        d->buffer_count = (uint8_t)count;
+        test_set_buffer_count(d, (uint8_t)count);
         for (unsigned i = 0; i < count; i++) test_set_buffer(d, i, 8);
         assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     }
@@ -1739,12 +1776,12 @@ static void test_HR_BUF_10_tier2_buffer_size(void **state) {
             char f[32];
             uint64_t keep = d->buffers[i].size;
             snprintf(f, sizeof f, "buffers[%u].size", i);
-            d->buffers[i].size = sizes[i] - 1;
+            TEST_PATCH_BUFFER(d, i, size, sizes[i] - 1);
             assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
             assert_hurray_error(&err, HURRAY_E_BUFFER_SIZE, f);
-            d->buffers[i].size = sizes[i] + 1000; /* over-sized is permitted */
+            TEST_PATCH_BUFFER(d, i, size, sizes[i] + 1000); /* over-sized is permitted */
             assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
-            d->buffers[i].size = keep;
+            TEST_PATCH_BUFFER(d, i, size, keep);
         }
         desc_free(d);
     }
@@ -1757,7 +1794,7 @@ static void test_HR_BUF_11_coo_not_reinterpreted(void **state) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){4, 4});
     d->layout.nnz = 4;
-    d->buffer_count = 2;
+    test_set_buffer_count(d, 2);
     test_set_buffer(d, 0, 8);
     test_set_buffer(d, 1, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
@@ -1771,15 +1808,15 @@ static void test_HR_BUF_9_tier_order(void **state) {
     (void)state;
     struct hurray_error err;
     struct hurray_descriptor *d = build(find_entry("b_morton2"));
-    d->shape[1] = 6; /* not a power of two: tier 3 */
-    d->buffer_count = 3;  /* tier 1 */
+    test_set_shape_at(d, 1, 6); /* not a power of two: tier 3 */
+    test_set_buffer_count(d, 3);  /* tier 1 */
     test_set_buffer(d, 1, 1);
     test_set_buffer(d, 2, 1);
     test_set_buffer(d, 0, 1); /* tier 2 */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
-    d->shape[1] = 8;
+    test_set_shape_at(d, 1, 8);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
     d = build(find_entry("b_csr"));
@@ -1825,10 +1862,10 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "statistics.nan_count");
     desc_free(d);
     d = build(find_entry("b_shard"));
-    d->shard.global_offset[1] = 4; /* 4 + 3 > 6 */
+    test_patch_shard(d, 1, 1, 4); /* 4 + 3 > 6 */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
-    d->shard.global_offset[1] = 0;
-    d->shard.global_shape[0] = DYN;
+    test_patch_shard(d, 1, 1, 0);
+    test_patch_shard(d, 0, 0, DYN);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RANGE);
     desc_free(d);
     d = build(find_entry("b_strided_negative"));
@@ -1839,7 +1876,10 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
     desc_free(d);
     d = build(find_entry("b_csf3"));
-    d->layout.mode_order[2] = 1;
+    struct test_layout t;
+    test_layout_edit(&t, d);
+    t.mode_order[2] = 1;
+    test_layout_apply(&t, d);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     desc_free(d);
     d = build(find_entry("b_block_paged"));
@@ -1847,7 +1887,7 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     desc_free(d);
     d = build(find_entry("b_hilbert"));
-    d->shape[1] = 4;
+    test_set_shape_at(d, 1, 4);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     desc_free(d);
     d = build(find_entry("b_q_paged"));
@@ -1888,16 +1928,16 @@ static void test_HR_DESC_6_validate_refuses_what_decode_refuses(void **state) {
     d->layout.tag = 0xFF;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_INVALID_TAG);
     d->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
-    d->shape[2] = UINT64_C(1) << 63;
+    test_set_shape_at(d, 2, UINT64_C(1) << 63);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RANGE);
     assert_hurray_error(&err, HURRAY_E_RANGE, "shape[2]");
-    d->shape[2] = 4;
-    d->buffers[0].alignment_log2 = 13;
+    test_set_shape_at(d, 2, 4);
+    TEST_PATCH_BUFFER(d, 0, alignment_log2, 13);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_ALIGNMENT);
-    d->buffers[0].alignment_log2 = 6;
-    d->buffers[0].sync_mode = 0;
+    TEST_PATCH_BUFFER(d, 0, alignment_log2, 6);
+    TEST_PATCH_BUFFER(d, 0, sync_mode, 0);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_INVALID_TAG);
-    d->buffers[0].sync_mode = 1;
+    TEST_PATCH_BUFFER(d, 0, sync_mode, 1);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     /* role tag */
     d->has_role = 1;
@@ -1918,42 +1958,54 @@ static void test_HR_SECT_3_built_unknown_sections(void **state) {
     (void)state;
     struct hurray_error err;
     struct hurray_descriptor *d = build(find_entry("b_unknown_sections"));
+    /* Records the test patches in place: a borrowed view of the section table
+     * (the data still points into d's storage). */
+    struct hurray_opaque_section recs[HURRAY_MAX_SECTIONS];
+    memset(recs, 0, sizeof recs);
+    memcpy(recs, d->opaque, 3 * sizeof recs[0]);
+    d->opaque = recs;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
-    d->opaque[1].type = 0x05;
+    recs[1].type = 0x05;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_SECTION_ORDER);
-    d->opaque[1].type = 0xFF;
+    recs[1].type = 0xFF;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_INVALID_TAG);
-    d->opaque[1].type = 0xF0;
-    d->opaque[1].flags = HURRAY_SECTION_MUST_UNDERSTAND;
+    recs[1].type = 0xF0;
+    recs[1].flags = HURRAY_SECTION_MUST_UNDERSTAND;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_UNSUPPORTED);
-    d->opaque[1].flags = 0x04;
+    recs[1].flags = 0x04;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RESERVED_NONZERO);
-    d->opaque[1].flags = 0;
-    d->opaque[0].type = HURRAY_SECTION_SHARD; /* a known type as opaque bytes */
+    recs[1].flags = 0;
+    recs[0].type = HURRAY_SECTION_SHARD; /* a known type as opaque bytes */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_ARGUMENT);
-    d->opaque[0].type = HURRAY_SECTION_STATISTICS; /* and a duplicate of a present one */
+    recs[0].type = HURRAY_SECTION_STATISTICS; /* and a duplicate of a present one */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_SECTION_ORDER);
-    d->opaque[0].type = 0x05;
-    d->opaque[2].data = NULL;
+    recs[0].type = 0x05;
+    recs[2].data = NULL;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_ARGUMENT);
-    d->opaque[2].length = 0;
+    recs[2].length = 0;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     /* 255 sections fit the byte; 256 do not. */
     d->opaque_count = 0;
     for (unsigned t = 0x05; t <= 0xFE; t++)
-        d->opaque[d->opaque_count++] = (struct hurray_opaque_section){(uint8_t)t, 0, NULL, 0};
+        recs[d->opaque_count++] = (struct hurray_opaque_section){(uint8_t)t, 0, NULL, 0};
     assert_int_equal(d->opaque_count, 250);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* + statistics */
-    d->has_quant = d->has_shard = d->has_role = 1;
+    d->has_quant = d->has_role = 1;
     d->dtype = HURRAY_DTYPE_INT8;
     quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
     d->quant.scale = 1;
     d->role = HURRAY_ROLE_BASE;
-    d->shard.shard_count = 1;
-    d->shard.global_shape[0] = 4;
+    struct test_shard sh;
+    test_shard_edit(&sh, d);
+    sh.s.shard_count = 1;
+    sh.global_shape[0] = 4;
+    test_shard_apply(&sh, d); /* copies the borrowed records into d's storage too */
     test_fill_buffers(d, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* 254 */
     check_roundtrip(d);
+    recs[250] = (struct hurray_opaque_section){0xFE, 0, NULL, 0};
+    recs[251] = (struct hurray_opaque_section){0xFE, 0, NULL, 0};
+    d->opaque = recs;
     d->opaque_count = 252; /* 256 sections cannot be counted in section_count */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_ARGUMENT);
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "section_count");
@@ -1996,7 +2048,7 @@ static void test_HR_DESC_6_encode_arguments(void **state) {
     assert_status(hurray_descriptor_encoded_len(d, NULL, &err), HURRAY_E_ARGUMENT);
     assert_status(hurray_descriptor_validate(NULL, NULL, &err), HURRAY_E_ARGUMENT);
     /* An invalid descriptor: the validation status wins over a small cap. */
-    d->buffers[0].size = 1;
+    TEST_PATCH_BUFFER(d, 0, size, 1);
     assert_status(hurray_descriptor_encode(d, buf, 8, &written, &err), HURRAY_E_BUFFER_SIZE);
     assert_status(hurray_descriptor_encoded_len(d, &n, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
@@ -2008,16 +2060,19 @@ static void test_HR_LIMIT_1_encoding_too_large(void **state) {
     struct hurray_error err;
     size_t n = 0;
     struct hurray_descriptor *d = b_unknown_layout_empty();
+    /* Lengths the (short) data cannot back: a borrowed view of section records,
+     * which no setter would copy. */
+    struct hurray_opaque_section recs[2] = {{0x10, 0, ext_bytes, UINT32_MAX},
+                                            {0x11, 0, ext_bytes, UINT32_MAX}};
+    d->opaque = recs;
     d->opaque_count = 2;
-    d->opaque[0] = (struct hurray_opaque_section){0x10, 0, ext_bytes, UINT32_MAX};
-    d->opaque[1] = (struct hurray_opaque_section){0x11, 0, ext_bytes, UINT32_MAX};
     /* Nothing reads the (short) data: the length is refused first. */
     assert_status(hurray_descriptor_encoded_len(d, &n, &err), HURRAY_E_LIMIT);
     assert_hurray_error(&err, HURRAY_E_LIMIT, "encoded_len");
     d->opaque_count = 1;
-    d->opaque[0].length = (1u << 20) - 40 - 8;
+    recs[0].length = (1u << 20) - 40 - 8;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* exactly 1 MiB */
-    d->opaque[0].length += 1;
+    recs[0].length += 1;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_LIMIT);
     assert_status(hurray_descriptor_encoded_len(d, &n, &err), HURRAY_OK);
     assert_int_equal(n, (1u << 20) + 8);
@@ -2048,24 +2103,27 @@ static void test_HR_DESC_7_equal_field_by_field(void **state) {
     DIFFERS(c->device = HURRAY_DEVICE_CUDA);
     DIFFERS(c->memory_class = HURRAY_MEM_UNIFIED);
     DIFFERS(c->byte_offset = 1);
-    DIFFERS(c->shape[1] = 4);
-    DIFFERS(c->buffers[0].size++);
-    DIFFERS(c->buffers[0].alignment_log2 = 3);
-    DIFFERS(c->buffers[0].sync_mode = HURRAY_SYNC_EVENT);
-    DIFFERS(c->buffer_count = 2);
+    DIFFERS(test_set_shape_at(c, 1, 4));
+    DIFFERS(TEST_PATCH_BUFFER(c, 0, size, c->buffers[0].size + 1));
+    DIFFERS(TEST_PATCH_BUFFER(c, 0, alignment_log2, 3));
+    DIFFERS(TEST_PATCH_BUFFER(c, 0, sync_mode, HURRAY_SYNC_EVENT));
+    DIFFERS(test_set_buffer_count(c, 2));
     DIFFERS(c->layout.tag = HURRAY_LAYOUT_COL_MAJOR);
     DIFFERS(c->quant.scale = 0.5);
     DIFFERS(c->has_quant = 0);
     DIFFERS(c->statistics.max = 126);
     DIFFERS(c->has_statistics = 0);
-    DIFFERS(c->shard.global_offset[0] = 1);
+    DIFFERS(test_patch_shard(c, 1, 0, 1));
     DIFFERS(c->has_shard = 0);
     DIFFERS(c->role = HURRAY_ROLE_BASE);
     DIFFERS(c->has_role = 0);
-    DIFFERS(c->opaque_count = 0);
-    DIFFERS(c->opaque[0].type = 0x23);
-    DIFFERS(c->opaque[0].length = 31);
-    DIFFERS(memcpy(other, ext_bytes, 32); other[31] ^= 1; c->opaque[0].data = other);
+    DIFFERS(hurray_descriptor_clear_opaque_sections(c));
+    /* Patched section records: borrowed views (their data still in c's storage). */
+    struct hurray_opaque_section rec;
+    DIFFERS(rec = c->opaque[0]; rec.type = 0x23; c->opaque = &rec);
+    DIFFERS(rec = c->opaque[0]; rec.length = 31; c->opaque = &rec);
+    DIFFERS(memcpy(other, ext_bytes, 32); other[31] ^= 1; rec = c->opaque[0]; rec.data = other;
+            c->opaque = &rec);
 #undef DIFFERS
     /* Floats compare by value: -0.0 == 0.0. Fields of absent sections are ignored. */
     a->statistics.min = 0.0;
@@ -2076,8 +2134,11 @@ static void test_HR_DESC_7_equal_field_by_field(void **state) {
     a->has_statistics = b->has_statistics = 1;
     b->statistics.flags = a->statistics.flags;
     assert_true(hurray_descriptor_equal(a, b));
-    /* Shape entries past rank are not part of it. */
-    a->shape[10] = 99;
+    /* Shape entries past rank are not part of it (a longer borrowed span). */
+    uint64_t longer[11] = {0};
+    memcpy(longer, a->shape, a->rank * sizeof longer[0]);
+    longer[10] = 99;
+    a->shape = longer;
     assert_true(hurray_descriptor_equal(a, b));
     desc_free(a);
     desc_free(b);
@@ -2106,8 +2167,12 @@ static void test_HR_DESC_7_copy_is_deep(void **state) {
     memcpy(data + 32, ext_bytes, 32);
     struct hurray_descriptor *src = build(find_entry("b_everything_opaque"));
     struct hurray_descriptor *dst = desc_new(0, 0, 0, NULL);
+    /* src borrows bytes the test frees after the copy (borrowed views). */
+    struct hurray_opaque_section recs[2];
+    memcpy(recs, src->opaque, sizeof recs);
+    src->opaque = recs;
     src->layout.opaque = data;
-    src->opaque[1].data = data + 32;
+    recs[1].data = data + 32;
     test_alloc_init(&ta, 0);
     assert_status(hurray_descriptor_copy(dst, src, test_alloc_get(&ta), &err), HURRAY_OK);
     assert_int_equal(ta.calls, 1); /* one owned allocation */
@@ -2115,7 +2180,7 @@ static void test_HR_DESC_7_copy_is_deep(void **state) {
     memset(data, 0, 64);
     free(data);
     src->layout.opaque = ext_bytes;
-    src->opaque[1].data = ext_bytes;
+    recs[1].data = ext_bytes;
     assert_true(hurray_descriptor_equal(dst, src));
     /* Copy of a copy, then into a descriptor that already owns bytes. */
     struct hurray_descriptor *third = desc_new(0, 0, 0, NULL);
@@ -2128,8 +2193,19 @@ static void test_HR_DESC_7_copy_is_deep(void **state) {
     assert_status(hurray_descriptor_copy(dst, NULL, NULL, &err), HURRAY_E_ARGUMENT);
     hurray_descriptor_reset(dst);
     assert_alloc_clean(&ta);
-    /* A descriptor with no opaque bytes copies without allocating. */
+    /* Spans and opaque bytes: one block all the same. */
     struct hurray_descriptor *plain = build(find_entry("b_csf5"));
+    test_alloc_init(&ta, 0);
+    assert_status(hurray_descriptor_copy(dst, plain, test_alloc_get(&ta), &err), HURRAY_OK);
+    assert_int_equal(ta.calls, 1);
+    assert_int_equal(dst->storage_len, plain->storage_len);
+    assert_true(hurray_descriptor_equal(dst, plain));
+    hurray_descriptor_reset(dst);
+    assert_alloc_clean(&ta);
+    desc_free(plain);
+    /* A descriptor with no spans (rank 0, no buffers, no sections) copies
+     * without allocating. */
+    plain = b_unknown_layout_empty();
     test_alloc_init(&ta, 1);
     assert_status(hurray_descriptor_copy(dst, plain, test_alloc_get(&ta), &err), HURRAY_OK);
     assert_int_equal(ta.calls, 0);
@@ -2154,9 +2230,12 @@ static int decode_body(const struct hurray_allocator *a, void *vs) {
     struct hurray_decode_options opt = {NULL, a};
     struct hurray_error err;
     int st = hurray_descriptor_decode(s->src, s->len, &opt, d, NULL, &err);
-    if (st == HURRAY_OK) assert_true(hurray_descriptor_equal(d, s->want));
+    if (st == HURRAY_OK) {
+        assert_true(hurray_descriptor_equal(d, s->want));
+        assert_int_equal(d->storage_len, s->want->storage_len); /* sized exactly */
+    }
     if (st != HURRAY_OK) {
-        assert_null(d->owned);
+        assert_null(d->storage);
         assert_int_equal(d->opaque_count, 0);
     }
     desc_free(d);
@@ -2169,7 +2248,7 @@ static int copy_body(const struct hurray_allocator *a, void *vs) {
     struct hurray_error err;
     int st = hurray_descriptor_copy(d, s->want, a, &err);
     if (st == HURRAY_OK) assert_true(hurray_descriptor_equal(d, s->want));
-    if (st != HURRAY_OK) assert_null(d->owned);
+    if (st != HURRAY_OK) assert_null(d->storage);
     desc_free(d);
     return st;
 }
@@ -2182,8 +2261,8 @@ static void test_HR_LIMIT_nomem_every_allocation(void **state) {
         struct sweep_state s = {buf, 0, d};
         s.len = encode_ok(d, buf, sizeof buf);
         unsigned long calls = test_alloc_sweep(decode_body, &s);
-        int has_opaque = d->layout.opaque_len != 0 || d->opaque_count > 0;
-        assert_int_equal(calls, has_opaque ? 1 : 0);
+        /* One block for every span, none when there is none. */
+        assert_int_equal(calls, d->storage_len ? 1 : 0);
         assert_int_equal(test_alloc_sweep(copy_body, &s), calls);
         desc_free(d);
     }
@@ -2204,7 +2283,7 @@ static void mutate_and_check(const uint8_t *valid, size_t n, size_t pos, uint8_t
     assert_int_equal(err.code, st == HURRAY_OK ? -12345 : st);
     if (st != HURRAY_OK) {
         assert_true(err.message[0] != '\0');
-        assert_null(d->owned);
+        assert_null(d->storage);
         return;
     }
     size_t m = encode_ok(d, again, sizeof again);
@@ -2326,10 +2405,12 @@ static void test_HR_BUF_10_required_sizes(void **state) {
     struct hurray_descriptor *d = build(find_entry("b_csr"));
     uint64_t sizes[HURRAY_MAX_BUFFERS];
     uint8_t known[HURRAY_MAX_BUFFERS];
-    d->buffer_count = 2;
+    struct hurray_buffer_desc third = d->buffers[2];
+    test_set_buffer_count(d, 2);
     assert_status(hurray_descriptor_required_sizes(d, sizes, known, &err), HURRAY_E_BUFFER_COUNT);
-    d->buffer_count = 3;
-    d->shape[0] = 3;
+    test_set_buffer_count(d, 3);
+    test_set_buffer_entry(d, 2, third.size, third.alignment_log2, third.sync_mode);
+    test_set_shape_at(d, 0, 3);
     d->layout.nnz = 16; /* > N */
     assert_status(hurray_descriptor_required_sizes(d, sizes, known, &err), HURRAY_E_CONSTRAINT);
     assert_status(hurray_descriptor_required_sizes(d, NULL, known, &err), HURRAY_E_ARGUMENT);
@@ -2368,7 +2449,11 @@ static void test_descriptor_init_and_reset(void **state) {
     assert_int_equal(d->rank, 0);
     assert_int_equal(d->buffer_count, 0);
     assert_int_equal(d->opaque_count, 0);
-    assert_null(d->owned);
+    assert_null(d->storage);
+    assert_int_equal(d->storage_len, 0);
+    assert_null(d->shape);
+    assert_null(d->buffers);
+    assert_null(d->opaque);
     assert_null(d->allocator);
     hurray_descriptor_init(NULL);
     hurray_descriptor_reset(NULL);
@@ -2376,6 +2461,153 @@ static void test_descriptor_init_and_reset(void **state) {
     hurray_descriptor_reset(d);
     assert_int_equal(d->version_major, 1);
     free(d);
+}
+
+/* The compact record: a small header, every span in one block. */
+static void test_descriptor_is_compact(void **state) {
+    (void)state;
+    /* 16 bytes of tags and counts, byte_offset, 3 spans, the layout (6 spans and
+     * its scalars), quantization, statistics, shard (2 spans), the block: no
+     * fixed arrays. */
+    assert_true(sizeof(struct hurray_descriptor) <= 288);
+    assert_true(sizeof(struct hurray_layout) <= 112);
+    assert_true(sizeof(struct hurray_shard) <= 24);
+}
+
+/* The setters (descriptor.h § builder setters): one block, rebuilt. */
+static void test_descriptor_setters(void **state) {
+    (void)state;
+    struct hurray_error err;
+    struct test_alloc ta;
+    struct hurray_descriptor d;
+    test_alloc_init(&ta, 0);
+    hurray_descriptor_init(&d);
+    d.allocator = test_alloc_get(&ta);
+    d.dtype = HURRAY_DTYPE_FLOAT32;
+    d.layout.tag = HURRAY_LAYOUT_TILED;
+    test_set_shape(&d, 2, (uint64_t[]){4, 6});
+    assert_int_equal(ta.live_allocs, 1);
+    assert_ptr_equal(d.shape, d.storage);
+    /* The rank change gave the tiled layout's spans zeros of rank 2. */
+    assert_int_equal(d.layout.tile_shape[1], 0);
+    assert_int_equal(d.layout.inner_strides[1], 0);
+    assert_int_equal(d.storage_len, 4 * 2 * 8);
+    /* A NULL span the layout needs is refused, never read. */
+    struct hurray_layout l = d.layout;
+    l.tile_shape = NULL;
+    assert_status(hurray_descriptor_set_layout(&d, &l, &err), HURRAY_E_ARGUMENT);
+    assert_hurray_error(&err, HURRAY_E_ARGUMENT, "layout.tile_shape");
+    const uint64_t *tiles = d.layout.tile_shape;
+    d.layout.tile_shape = NULL;
+    assert_status(hurray_descriptor_validate(&d, NULL, &err), HURRAY_E_ARGUMENT);
+    assert_hurray_error(&err, HURRAY_E_ARGUMENT, "layout.tile_shape");
+    d.layout.tile_shape = tiles;
+    l.tile_shape = (uint64_t[]){2, 3};
+    l.strides = (int64_t[]){12, 6};
+    l.inner_strides = (int64_t[]){3, 1};
+    l.mode_order = (uint8_t[]){1, 0}; /* not used by tiled: not copied */
+    assert_status(hurray_descriptor_set_layout(&d, &l, &err), HURRAY_OK);
+    assert_null(d.layout.mode_order);
+    assert_int_equal(d.layout.tile_shape[1], 3);
+    assert_int_equal(d.layout.inner_strides[0], 3);
+    assert_int_equal(ta.live_allocs, 1);
+    assert_int_equal(d.storage_len, 4 * 2 * 8);
+    /* Named layouts carry no opaque bytes. */
+    l.opaque = (const uint8_t *)"x";
+    l.opaque_len = 1;
+    assert_status(hurray_descriptor_set_layout(&d, &l, &err), HURRAY_E_ARGUMENT);
+    /* The same rank keeps the rank-sized spans; another restarts them at zero. */
+    test_shard_apply(&(struct test_shard){.s = {0, 1, NULL, NULL},
+                                          .global_shape = {8, 6},
+                                          .global_offset = {4, 0}},
+                     &d);
+    test_set_shape(&d, 2, (uint64_t[]){4, 3});
+    assert_int_equal(d.layout.strides[0], 12);
+    assert_int_equal(d.shard.global_offset[0], 4);
+    test_set_shape(&d, 3, (uint64_t[]){1, 2, 3});
+    for (unsigned k = 0; k < 3; k++) {
+        assert_int_equal(d.layout.strides[k], 0);
+        assert_int_equal(d.layout.inner_strides[k], 0);
+        assert_int_equal(d.layout.tile_shape[k], 0);
+        assert_int_equal(d.shard.global_shape[k], 0);
+        assert_int_equal(d.shard.global_offset[k], 0);
+    }
+    assert_int_equal(d.storage_len, 3 * 8 * 6);
+    assert_status(hurray_descriptor_set_shape(&d, 65, (uint64_t[65]){0}, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_status(hurray_descriptor_set_shape(&d, 1, NULL, &err), HURRAY_E_ARGUMENT);
+    /* Buffers: the table, then entries; an index past the table is refused. */
+    struct hurray_buffer_desc b = {64, 6, HURRAY_SYNC_PRODUCER_SYNCED};
+    assert_status(hurray_descriptor_set_buffer(&d, 0, &b, &err), HURRAY_E_ARGUMENT);
+    test_set_buffer_count(&d, 2);
+    assert_status(hurray_descriptor_set_buffer(&d, 1, &b, &err), HURRAY_OK);
+    assert_int_equal(d.buffers[1].size, 64);
+    assert_int_equal(d.buffers[0].size, 0);
+    assert_status(hurray_descriptor_set_buffers(&d, 1, NULL, &err), HURRAY_E_ARGUMENT);
+    /* A borrowed table is copied into the block before an entry is set. */
+    struct hurray_buffer_desc mine[2] = {{1, 0, 1}, {2, 0, 1}};
+    d.buffers = mine;
+    assert_status(hurray_descriptor_set_buffer(&d, 0, &b, &err), HURRAY_OK);
+    assert_int_equal(mine[0].size, 1);
+    assert_int_equal(d.buffers[0].size, 64);
+    assert_int_equal(d.buffers[1].size, 2);
+    assert_int_equal(ta.live_allocs, 1);
+    /* Sections. */
+    struct hurray_quant q;
+    quant_init(&q, HURRAY_QUANT_PER_TENSOR_AFFINE);
+    hurray_descriptor_set_quant(&d, &q);
+    assert_int_equal(d.has_quant, 1);
+    hurray_descriptor_set_quant(&d, NULL);
+    assert_int_equal(d.has_quant, 0);
+    assert_int_equal(d.quant.scheme, 0);
+    struct hurray_statistics st = {HURRAY_STATS_HAS_MIN_MAX, -1, 1, 0};
+    hurray_descriptor_set_statistics(&d, &st);
+    assert_int_equal(d.has_statistics, 1);
+    hurray_descriptor_set_statistics(&d, NULL);
+    assert_int_equal(d.has_statistics + d.statistics.flags, 0);
+    hurray_descriptor_set_role(&d, HURRAY_ROLE_BASE);
+    assert_int_equal(d.has_role, 1);
+    hurray_descriptor_clear_role(&d);
+    assert_int_equal(d.has_role + d.role, 0);
+    assert_status(hurray_descriptor_set_shard(&d, NULL, &err), HURRAY_OK);
+    assert_int_equal(d.has_shard, 0);
+    assert_null(d.shard.global_shape);
+    assert_status(hurray_descriptor_set_shard(&d, &(struct hurray_shard){0, 1, NULL, NULL}, &err),
+                  HURRAY_E_ARGUMENT);
+    for (unsigned t = 0; t < 255; t++) test_add_opaque(&d, (uint8_t)(t + 1), 0, ext_bytes, 2);
+    assert_status(hurray_descriptor_add_opaque_section(&d, 0xFE, 0, ext_bytes, 1, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_status(hurray_descriptor_add_opaque_section(&d, 0xFE, 0, NULL, 1, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_int_equal(d.opaque_count, 255);
+    assert_ptr_equal(d.opaque[254].data, d.opaque[253].data + 2); /* bytes in the block */
+    assert_int_equal(ta.live_allocs, 1);
+    hurray_descriptor_clear_opaque_sections(&d);
+    assert_int_equal(d.opaque_count, 0);
+    /* A failed rebuild leaves the descriptor as it was. */
+    const void *keep = d.storage;
+    ta.fail_at = ta.calls + 1;
+    assert_status(hurray_descriptor_set_shape(&d, 1, (uint64_t[]){9}, &err), HURRAY_E_NOMEM);
+    assert_ptr_equal(d.storage, keep);
+    assert_int_equal(d.rank, 3);
+    assert_int_equal(d.shape[2], 3);
+    ta.fail_at = 0;
+    /* Move: the block changes hands, the source is initialised. */
+    struct hurray_descriptor e;
+    hurray_descriptor_init(&e);
+    hurray_descriptor_move(&e, &d);
+    assert_ptr_equal(e.storage, keep);
+    assert_int_equal(e.rank, 3);
+    assert_null(d.storage);
+    assert_int_equal(d.rank, 0);
+    hurray_descriptor_move(&e, &e);
+    hurray_descriptor_move(NULL, &e);
+    assert_int_equal(ta.live_allocs, 1);
+    hurray_descriptor_reset(&e);
+    hurray_descriptor_reset(&d);
+    assert_alloc_clean(&ta);
+    assert_status(hurray_descriptor_set_shape(NULL, 0, NULL, &err), HURRAY_E_ARGUMENT);
+    assert_status(hurray_descriptor_set_layout(&d, NULL, &err), HURRAY_E_ARGUMENT);
 }
 
 int main(void) {
@@ -2439,6 +2671,8 @@ int main(void) {
         cmocka_unit_test(test_HR_BUF_10_required_sizes),
         cmocka_unit_test(test_HR_BUF_5_sync_modes),
         cmocka_unit_test(test_descriptor_init_and_reset),
+        cmocka_unit_test(test_descriptor_is_compact),
+        cmocka_unit_test(test_descriptor_setters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,8 +57,7 @@ static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigne
     hurray_descriptor_init(d);
     d->dtype = dtype;
     d->layout.tag = layout;
-    d->rank = (uint8_t)rank;
-    for (unsigned k = 0; k < rank; k++) d->shape[k] = shape[k];
+    test_set_shape(d, rank, shape);
     return d;
 }
 
@@ -74,6 +73,7 @@ static const uint8_t ext_bytes[32] = "private extension data, 32 byte";
 /* One valid descriptor per layout and per quantization scheme. */
 static struct hurray_descriptor *catalogue(unsigned k) {
     struct hurray_descriptor *d = NULL;
+    struct test_layout t;
     switch (k) {
     case 0: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
     case 1: return desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
@@ -81,18 +81,22 @@ static struct hurray_descriptor *catalogue(unsigned k) {
     case 3: return desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
     case 4:
         d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
-        d->layout.strides[0] = -4;
-        d->layout.strides[1] = 1;
+        test_layout_edit(&t, d);
+        t.strides[0] = -4;
+        t.strides[1] = 1;
+        test_layout_apply(&t, d);
         d->byte_offset = 32;
         return d;
     case 5:
         d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
-        d->layout.tile_shape[0] = 2;
-        d->layout.tile_shape[1] = 3;
-        d->layout.strides[0] = 12;
-        d->layout.strides[1] = 6;
-        d->layout.inner_strides[0] = 3;
-        d->layout.inner_strides[1] = 1;
+        test_layout_edit(&t, d);
+        t.tile_shape[0] = 2;
+        t.tile_shape[1] = 3;
+        t.strides[0] = 12;
+        t.strides[1] = 6;
+        t.inner_strides[0] = 3;
+        t.inner_strides[1] = 1;
+        test_layout_apply(&t, d);
         return d;
     case 6: return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
     case 7: return desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
@@ -110,10 +114,12 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         return d;
     case 11:
         d = desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
-        d->layout.nnz = 6;
-        d->layout.fiber_counts[0] = 2;
-        d->layout.fiber_counts[1] = 4;
-        for (unsigned m = 0; m < 3; m++) d->layout.mode_order[m] = (uint8_t)m;
+        test_layout_edit(&t, d);
+        t.l.nnz = 6;
+        t.fiber_counts[0] = 2;
+        t.fiber_counts[1] = 4;
+        for (unsigned m = 0; m < 3; m++) t.mode_order[m] = (uint8_t)m;
+        test_layout_apply(&t, d);
         return d;
     case 12:
         d = desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
@@ -124,18 +130,22 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         return d;
     case 13:
         d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
-        d->layout.extension_layout_id = 0xDEADBEEFu;
-        d->layout.opaque = ext_bytes;
-        d->layout.opaque_len = 11;
-        d->buffer_count = 2;
+        test_layout_edit(&t, d);
+        t.l.extension_layout_id = 0xDEADBEEFu;
+        t.l.opaque = ext_bytes;
+        t.l.opaque_len = 11;
+        test_layout_apply(&t, d);
+        test_set_buffer_count(d, 2);
         test_set_buffer(d, 0, 100);
         test_set_buffer(d, 1, 0);
         return d;
     case 14:
         d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
-        d->layout.opaque = ext_bytes;
-        d->layout.opaque_len = 13;
-        d->buffer_count = 1;
+        test_layout_edit(&t, d);
+        t.l.opaque = ext_bytes;
+        t.l.opaque_len = 13;
+        test_layout_apply(&t, d);
+        test_set_buffer_count(d, 1);
         test_set_buffer(d, 0, 36);
         return d;
     case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
@@ -275,12 +285,9 @@ static struct hurray_descriptor *head_new(uint8_t rule, uint8_t combine, uint32_
 static struct hurray_item *box_member(const uint64_t *shape, const uint64_t *offset,
                                       uint32_t index, uint32_t count, unsigned seed) {
     struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape);
-    d->has_shard = 1;
-    d->shard.shard_index = index;
-    d->shard.shard_count = count;
-    d->shard.global_shape[0] = d->shard.global_shape[1] = 4;
-    d->shard.global_offset[0] = offset[0];
-    d->shard.global_offset[1] = offset[1];
+    struct hurray_shard s = {index, count, (const uint64_t[]){4, 4}, offset};
+    struct hurray_error err;
+    assert_status(hurray_descriptor_set_shard(d, &s, &err), HURRAY_OK);
     test_fill_buffers(d, 40);
     return tensor_item(d, seed);
 }
@@ -370,7 +377,7 @@ static int open_exact(const uint8_t *src, size_t len, const struct hurray_limits
     if (len) memcpy(copy, src, len);
     struct hurray_file_options opt = {lim, NULL, HURRAY_FILE_COPY};
     *f = (struct hurray_file *)(uintptr_t)1;
-    int st = hurray_file_open_memory(copy, len, &opt, f, err);
+    int st = hurray_file_create_memory(copy, len, &opt, f, err);
     free(copy);
     if (st != HURRAY_OK) assert_null(*f);
     return st;
@@ -387,7 +394,7 @@ static void expect_open(const uint8_t *src, size_t len, const struct hurray_limi
                     st ? err.field : "", st ? err.message : "", hurray_status_name(code));
     assert_status(st, code);
     if (code != HURRAY_OK) assert_hurray_error(&err, code, field);
-    hurray_file_close(f);
+    hurray_file_destroy(f);
 }
 
 /* Locations of index entry i in a file image (parsed here, independently). */
@@ -511,7 +518,7 @@ static void std_make(struct std_file *s) {
 }
 
 static void std_free(struct std_file *s) {
-    for (int k = 0; k < 3; k++) hurray_item_free(s->items[k]);
+    for (int k = 0; k < 3; k++) hurray_item_destroy(s->items[k]);
     free(s->bytes);
 }
 
@@ -522,7 +529,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     (void)state;
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
-    d->buffer_count = 1;
+    test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     struct hurray_item *it = tensor_item(d, 0);
     for (int k = 0; k < 6; k++) {
@@ -579,7 +586,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     expect_open(f, len, NULL, HURRAY_OK, NULL);
     free(g);
     free(f);
-    hurray_item_free(it);
+    hurray_item_destroy(it);
 }
 
 /* Every layout and scheme, all buffers of multi-buffer tensors, back
@@ -596,7 +603,7 @@ static void test_HR_FILE_2_round_trip_every_layout_and_scheme(void **state) {
         /* a variety of declared alignments (empty buffers declare 1) */
         for (unsigned b = 0; b < items[k]->descriptor->buffer_count; b++)
             if (items[k]->descriptor->buffers[b].size)
-                items[k]->descriptor->buffers[b].alignment_log2 = aligns[(k + b) % 6];
+                TEST_PATCH_BUFFER(items[k]->descriptor, b, alignment_log2, aligns[(k + b) % 6]);
         snprintf(names[k], sizeof names[k], "t%02u", k);
         e[k] = (struct hurray_file_entry){names[k], items[k]};
     }
@@ -639,13 +646,13 @@ static void test_HR_FILE_2_round_trip_every_layout_and_scheme(void **state) {
         assert_aligned(back[k]);
         e[k].item = back[k];
     }
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     size_t len2 = 0;
     uint8_t *again = encode_ok(e, CATALOGUE, NULL, 0, &len2);
     assert_bytes_equal(again, len2, f, len);
     for (unsigned k = 0; k < CATALOGUE; k++) {
-        hurray_item_free(back[k]);
-        hurray_item_free(items[k]);
+        hurray_item_destroy(back[k]);
+        hurray_item_destroy(items[k]);
     }
     free(again);
     free(f);
@@ -701,14 +708,14 @@ static void test_HR_FILE_3_composites(void **state) {
     assert_true(hurray_descriptor_equal(d, s.items[2]->members[1]->descriptor));
     hurray_descriptor_reset(d);
     free(d);
-    hurray_item_free(o);
+    hurray_item_destroy(o);
     assert_status(hurray_file_load_item(file, 10, &o, &err), HURRAY_E_ARGUMENT);
     assert_null(o);
-    hurray_file_close(file);
-    hurray_item_free(g);
-    hurray_item_free(g1);
-    hurray_item_free(g10);
-    hurray_item_free(ov);
+    hurray_file_destroy(file);
+    hurray_item_destroy(g);
+    hurray_item_destroy(g1);
+    hurray_item_destroy(g10);
+    hurray_item_destroy(ov);
     free(f);
     std_free(&s);
 }
@@ -730,7 +737,7 @@ static void test_HR_FILE_4_kv_section(void **state) {
     uint8_t *again = encode_ok(s.entries, 3, kv->entries, kv->count, &len);
     assert_bytes_equal(again, len, s.bytes, s.len);
     free(again);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
 
     /* inside a file, a KV read past kv_length is LENGTH (the file is complete) */
     uint8_t *b = malloc(s.len);
@@ -816,7 +823,7 @@ static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
     test_alloc_init(&ta, 0);
     struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_MMAP};
     struct hurray_file *file = NULL;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     struct hurray_item *it[3];
     for (size_t k = 0; k < 3; k++) {
         size_t i = hurray_file_top_level_entry(file, k);
@@ -826,29 +833,29 @@ static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
     }
     const uint8_t *p0 = it[0]->buffers[0].data;
     assert_true(mapped(p0, 1));
-    hurray_file_close(file); /* the items keep the mapping */
+    hurray_file_destroy(file); /* the items keep the mapping */
     assert_true(mapped(p0, 1));
     for (size_t k = 0; k < 3; k++) assert_items_equal(s.items[k], it[k]);
-    hurray_item_free(it[1]);
-    hurray_item_free(it[2]);
+    hurray_item_destroy(it[1]);
+    hurray_item_destroy(it[2]);
     assert_true(mapped(p0, 1));
     assert_true(ta.live_allocs > 0);
-    hurray_item_free(it[0]); /* the last reference: unmapped */
+    hurray_item_destroy(it[0]); /* the last reference: unmapped */
     assert_false(mapped(p0, 0));
     assert_alloc_clean(&ta);
 
     /* copy mode: page-aligned owned memory, same lifetime rule */
     test_alloc_init(&ta, 0);
     opt.mode = HURRAY_FILE_COPY;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_status(hurray_file_load_item(file, 1, &it[1], &err), HURRAY_OK);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     assert_aligned(it[1]);
     assert_items_equal(s.items[1], it[1]);
-    hurray_item_free(it[1]);
+    hurray_item_destroy(it[1]);
     assert_alloc_clean(&ta);
     opt.mode = 7;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_E_ARGUMENT);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_E_ARGUMENT);
 
     /* the path holds exactly the canonical bytes */
     FILE *fp = fopen(path, "rb");
@@ -871,12 +878,12 @@ static void test_HR_FILE_8_io_errors(void **state) {
     struct hurray_file *file = NULL;
     char path[128];
     tmp_path(path, sizeof path, "missing.hry");
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_IO);
     assert_hurray_error(&err, HURRAY_E_IO, "file");
     assert_non_null(strstr(err.message, "No such file"));
     tmp_path(path, sizeof path, "dir");
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_IO);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_IO);
     assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
     tmp_path(path, sizeof path, "nodir/x.hry");
     assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_E_IO);
@@ -886,13 +893,13 @@ static void test_HR_FILE_8_io_errors(void **state) {
     assert_non_null(fp);
     assert_int_equal(fwrite(s.bytes, 1, s.len - 1, fp), s.len - 1);
     fclose(fp);
-    assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
     struct hurray_file_options mopt = {NULL, NULL, HURRAY_FILE_MMAP};
-    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
     fp = fopen(path, "wb");
     assert_non_null(fp);
     fclose(fp);
-    assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
+    assert_status(hurray_file_create_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
     /* a refused file leaves the path untouched */
     tmp_path(path, sizeof path, "b.hry");
     struct hurray_file_entry dup[2] = {s.entries[0], s.entries[0]};
@@ -932,16 +939,16 @@ static void test_HR_FILE_7_write_path_replaces(void **state) {
     struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_MMAP};
     struct hurray_file *file = NULL;
     struct hurray_item *old = NULL;
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_status(hurray_file_load_item(file, 1, &old, &err), HURRAY_OK);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     struct hurray_file_contents one = {&s.entries[0], 1, NULL, 0};
     assert_status(hurray_file_write_path(path, &one, NULL, &err), HURRAY_OK);
     assert_items_equal(s.items[1], old); /* still the old file's bytes */
-    hurray_item_free(old);
-    assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
+    hurray_item_destroy(old);
+    assert_status(hurray_file_create_path(path, &opt, &file, &err), HURRAY_OK);
     assert_int_equal(hurray_file_entry_count(file), 1);
-    hurray_file_close(file);
+    hurray_file_destroy(file);
     DIR *dir = opendir(tmp_dir);
     assert_non_null(dir);
     for (struct dirent *de; (de = readdir(dir)) != NULL;)
@@ -1247,7 +1254,7 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     f[locate(f, 1).name + 1] = 'y';
     expect_open(f, len, NULL, HURRAY_E_DUPLICATE, "index[1].name");
     free(f);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
 
     /* composite rules run on the whole tree (composite.md): overlapping
      * partition boxes, each descriptor valid on its own */
@@ -1255,7 +1262,7 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     struct hurray_item *p = partition_item();
     size_t lh = encode_desc(p->descriptor, dh, sizeof dh);
     size_t l0 = encode_desc(p->members[0]->descriptor, d0, sizeof d0);
-    p->members[1]->descriptor->shard.global_offset[0] = 0;
+    test_patch_shard(p->members[1]->descriptor, 1, 0, 0);
     size_t l1 = encode_desc(p->members[1]->descriptor, d1, sizeof d1);
     struct raw_entry re[3] = {{"p", HURRAY_FILE_KIND_COMPOSITE, dh, lh},
                               {"p.0", HURRAY_FILE_KIND_TENSOR, d0, l0},
@@ -1270,8 +1277,8 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     f = raw_file(&lone, 1, NULL, 0, &len);
     expect_open(f, len, NULL, HURRAY_E_CONSTRAINT, "index[0]/");
     free(f);
-    hurray_item_free(ov);
-    hurray_item_free(p);
+    hurray_item_destroy(ov);
+    hurray_item_destroy(p);
     std_free(&s);
 }
 
@@ -1314,8 +1321,8 @@ static void test_HR_FILE_6_mutations_are_canonical_or_refused(void **state) {
             uint8_t *again = encode_ok(e, n, kv->entries, kv->count, &len);
             assert_bytes_equal(again, len, b, s.len);
             free(again);
-            for (size_t j = 0; j < n; j++) hurray_item_free(it[j]);
-            hurray_file_close(f);
+            for (size_t j = 0; j < n; j++) hurray_item_destroy(it[j]);
+            hurray_file_destroy(f);
         }
     }
     assert_true(accepted > 0);
@@ -1351,9 +1358,9 @@ static void test_HR_FILE_7_writer_refusals(void **state) {
     a->descriptor->device = HURRAY_DEVICE_CUDA;
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
     a->descriptor->device = HURRAY_DEVICE_CPU;
-    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
+    TEST_PATCH_BUFFER(a->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_COMBINATION);
-    a->descriptor->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    TEST_PATCH_BUFFER(a->descriptor, 0, sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
     a->descriptor->dtype = 0;
     assert_status(encode_status(&e, 1, NULL, 0, &err), HURRAY_E_INVALID_TAG);
     assert_hurray_error(&err, HURRAY_E_INVALID_TAG, "index[0]/");
@@ -1415,7 +1422,7 @@ static int load_everything(struct hurray_file *f, struct hurray_error *err) {
     for (size_t i = 0; st == HURRAY_OK && i < hurray_file_entry_count(f); i++) {
         struct hurray_item *it = NULL;
         st = hurray_file_load_item(f, i, &it, err);
-        hurray_item_free(it);
+        hurray_item_destroy(it);
     }
     return st;
 }
@@ -1424,10 +1431,10 @@ static int sweep_open(const struct hurray_allocator *a, void *state) {
     const struct sweep_state *ss = state;
     struct hurray_file_options opt = {NULL, a, ss->mode};
     struct hurray_file *f = NULL;
-    int st = ss->path ? hurray_file_open_path(ss->path, &opt, &f, NULL)
-                      : hurray_file_open_memory(ss->bytes, ss->len, &opt, &f, NULL);
+    int st = ss->path ? hurray_file_create_path(ss->path, &opt, &f, NULL)
+                      : hurray_file_create_memory(ss->bytes, ss->len, &opt, &f, NULL);
     if (st == HURRAY_OK) st = load_everything(f, NULL);
-    hurray_file_close(f);
+    hurray_file_destroy(f);
     return st;
 }
 

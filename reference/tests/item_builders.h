@@ -1,7 +1,8 @@
 /* Item builders for the composite and stream tests: trees built with malloc
- * in hurray_item_free's convention (allocator NULL = malloc/free, owned
- * buffers of exactly their size), so hurray_item_free releases them.
- * Header-only (static inline): include after cmocka.h and hurray.h. */
+ * in hurray_item_destroy's convention (allocator NULL = malloc/free, owned
+ * buffers of exactly their size), so hurray_item_destroy releases them.
+ * Header-only (static inline): include after cmocka.h, hurray.h and
+ * test_support.h (descriptors are built with its setter helpers). */
 #ifndef HURRAY_TEST_ITEM_BUILDERS_H
 #define HURRAY_TEST_ITEM_BUILDERS_H
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "hurray/hurray.h"
+#include "test_support.h"
 
 static inline void *tb_calloc(size_t n) {
     void *p = calloc(1, n ? n : 1);
@@ -25,8 +27,7 @@ static inline struct hurray_item *tb_item(uint8_t dtype, uint8_t layout, uint8_t
     hurray_descriptor_init(it->descriptor);
     it->descriptor->dtype = dtype;
     it->descriptor->layout.tag = layout;
-    it->descriptor->rank = rank;
-    for (unsigned k = 0; k < rank; k++) it->descriptor->shape[k] = shape[k];
+    test_set_shape(it->descriptor, rank, shape);
     return it;
 }
 
@@ -36,9 +37,7 @@ static inline void tb_buffer(struct hurray_item *it, unsigned i, uint64_t size, 
     assert_true(i < d->buffer_count);
     if (!it->buffers) it->buffers = tb_calloc(d->buffer_count * sizeof *it->buffers);
     it->owns_buffers = HURRAY_ITEM_OWNS_BUFFERS;
-    d->buffers[i].size = size;
-    d->buffers[i].alignment_log2 = size ? 6 : 0;
-    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    test_set_buffer(d, i, size);
     it->buffers[i].size = size;
     it->buffers[i].data = size ? tb_calloc((size_t)size) : NULL;
     for (uint64_t b = 0; b < size; b++) it->buffers[i].data[b] = (uint8_t)(seed + b * 31u);
@@ -52,7 +51,7 @@ static inline struct hurray_item *tb_tensor(uint8_t dtype, uint8_t rank, const u
     int resolved = 0;
     assert_int_equal(hurray_shape_element_count(rank, shape, &n, &resolved, NULL), HURRAY_OK);
     assert_int_equal(hurray_buffer_size_bytes(dtype, n, &bytes, NULL), HURRAY_OK);
-    it->descriptor->buffer_count = 1;
+    test_set_buffer_count(it->descriptor, 1);
     tb_buffer(it, 0, bytes, seed);
     return it;
 }
@@ -71,14 +70,9 @@ static inline struct hurray_item *tb_head(uint8_t rule, uint8_t combine, uint8_t
 
 static inline void tb_shard(struct hurray_item *it, const uint64_t *global,
                             const uint64_t *offset) {
-    struct hurray_descriptor *d = it->descriptor;
-    d->has_shard = 1;
-    d->shard.shard_index = 0;
-    d->shard.shard_count = 1;
-    for (unsigned k = 0; k < d->rank; k++) {
-        d->shard.global_shape[k] = global[k];
-        d->shard.global_offset[k] = offset[k];
-    }
+    struct hurray_shard s = {0, 1, global, offset};
+    struct hurray_error err;
+    assert_int_equal(hurray_descriptor_set_shard(it->descriptor, &s, &err), HURRAY_OK);
 }
 
 static inline void tb_role(struct hurray_item *it, uint8_t role) {

@@ -137,6 +137,19 @@ static void round_trip(const struct hurray_kv_entry *e, size_t n) {
     }
     size_t len2 = encode_ok(kv.entries, kv.count, again);
     assert_bytes_equal(again, len2, buf, len);
+    /* _move hands the block over and leaves the source initialised. */
+    struct hurray_kv moved;
+    hurray_kv_init(&moved);
+    const void *block = kv.storage;
+    hurray_kv_move(&moved, &kv);
+    assert_ptr_equal(moved.storage, block);
+    assert_int_equal(moved.count, n);
+    assert_null(kv.storage);
+    assert_int_equal(kv.count, 0);
+    hurray_kv_move(&moved, &moved);
+    hurray_kv_move(NULL, &moved);
+    assert_int_equal(moved.count, n);
+    hurray_kv_reset(&moved);
     hurray_kv_reset(&kv);
 }
 

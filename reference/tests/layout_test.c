@@ -15,10 +15,35 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
+/* A caller-built layout borrows its rank-sized spans from the caller's arrays.
+ * Here every layout make() returns points its spans at zeroed arrays from a
+ * pool the test owns (slots are reused round-robin; no test keeps more than a
+ * handful alive), and the tests fill those arrays through W_*(span): the
+ * test's own memory, seen as the layout's read-only span. */
+#define POOL_SLOTS 256
+static struct hri_layout_arrays pool[POOL_SLOTS];
+static unsigned pool_next;
+
+static struct hri_layout_arrays *pool_slot(void) {
+    struct hri_layout_arrays *a = &pool[pool_next++ % POOL_SLOTS];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
+#define W_I64(span) ((int64_t *)(uintptr_t)(span))
+#define W_U64(span) ((uint64_t *)(uintptr_t)(span))
+#define W_U8(span) ((uint8_t *)(uintptr_t)(span))
+
 static struct hurray_layout make(uint8_t tag) {
     struct hurray_layout l;
+    struct hri_layout_arrays *a = pool_slot();
     memset(&l, 0, sizeof l);
     l.tag = tag;
+    l.strides = a->strides;
+    l.inner_strides = a->inner_strides;
+    l.tile_shape = a->tile_shape;
+    l.fiber_counts = a->fiber_counts;
+    l.mode_order = a->mode_order;
     return l;
 }
 
@@ -26,7 +51,7 @@ static int read_params(const uint8_t *p, size_t n, uint8_t tag, uint8_t rank,
                        struct hurray_layout *out, struct hurray_error *err) {
     struct hri_cursor c;
     hri_cursor_init(&c, p, n, HURRAY_E_LENGTH);
-    return hri_layout_params_read(&c, tag, rank, NULL, out, err);
+    return hri_layout_params_read(&c, tag, rank, NULL, out, pool_slot(), err);
 }
 
 static size_t write_params(const struct hurray_layout *l, uint8_t rank, uint8_t *dst,
@@ -236,8 +261,8 @@ static void test_HR_LAYOUT_10_no_params(void **state) {
 static void test_HR_LAYOUT_11_strided_bytes(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_STRIDED);
-    l.strides[0] = 3;
-    l.strides[1] = -1;
+    W_I64(l.strides)[0] = 3;
+    W_I64(l.strides)[1] = -1;
     const uint8_t want[] = {3, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
     uint8_t out[32];
     size_t n = write_params(&l, 2, out, sizeof out);
@@ -246,8 +271,8 @@ static void test_HR_LAYOUT_11_strided_bytes(void **state) {
     for (unsigned rank = 0; rank <= HURRAY_MAX_RANK; rank++) {
         struct hurray_layout r = make(HURRAY_LAYOUT_STRIDED);
         for (unsigned k = 0; k < rank; k++)
-            r.strides[k] = (int64_t)(k * 0x0102030405060708ull) - INT64_MAX / 3;
-        r.strides[0] = INT64_MIN;
+            W_I64(r.strides)[k] = (int64_t)(k * 0x0102030405060708ull) - INT64_MAX / 3;
+        W_I64(r.strides)[0] = INT64_MIN;
         round_trip(&r, (uint8_t)rank);
     }
 }
@@ -255,9 +280,9 @@ static void test_HR_LAYOUT_11_strided_bytes(void **state) {
 static void test_HR_LAYOUT_12_tiled_bytes(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_TILED);
-    l.tile_shape[0] = 2;
-    l.strides[0] = 4;
-    l.inner_strides[0] = -1;
+    W_U64(l.tile_shape)[0] = 2;
+    W_I64(l.strides)[0] = 4;
+    W_I64(l.inner_strides)[0] = -1;
     const uint8_t want[] = {2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
                             0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
     uint8_t out[32];
@@ -265,9 +290,9 @@ static void test_HR_LAYOUT_12_tiled_bytes(void **state) {
     assert_bytes_equal(out, n, want, sizeof want);
     struct hurray_layout r = make(HURRAY_LAYOUT_TILED);
     for (unsigned k = 0; k < HURRAY_MAX_RANK; k++) {
-        r.tile_shape[k] = k + 1;
-        r.strides[k] = -(int64_t)k * 1000;
-        r.inner_strides[k] = (int64_t)k * 7;
+        W_U64(r.tile_shape)[k] = k + 1;
+        W_I64(r.strides)[k] = -(int64_t)k * 1000;
+        W_I64(r.inner_strides)[k] = (int64_t)k * 7;
     }
     round_trip(&r, 1);
     round_trip(&r, 5);
@@ -296,11 +321,11 @@ static void test_HR_LAYOUT_23_csf_bytes(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_CSF);
     l.nnz = 9;
-    l.fiber_counts[0] = 2;
-    l.fiber_counts[1] = 5;
-    l.mode_order[0] = 2;
-    l.mode_order[1] = 0;
-    l.mode_order[2] = 1;
+    W_U64(l.fiber_counts)[0] = 2;
+    W_U64(l.fiber_counts)[1] = 5;
+    W_U8(l.mode_order)[0] = 2;
+    W_U8(l.mode_order)[1] = 0;
+    W_U8(l.mode_order)[2] = 1;
     const uint8_t want[] = {9, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
                             5, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1};
     uint8_t out[64];
@@ -312,8 +337,8 @@ static void test_HR_LAYOUT_23_csf_bytes(void **state) {
         struct hurray_layout r = make(HURRAY_LAYOUT_CSF);
         r.nnz = rank * 11u;
         for (unsigned k = 0; k < rank; k++) {
-            r.mode_order[k] = (uint8_t)(rank - 1 - k);
-            if (k + 1 < rank) r.fiber_counts[k] = k + 1;
+            W_U8(r.mode_order)[k] = (uint8_t)(rank - 1 - k);
+            if (k + 1 < rank) W_U64(r.fiber_counts)[k] = k + 1;
         }
         round_trip(&r, (uint8_t)rank);
     }
@@ -588,11 +613,11 @@ static void test_HR_DESC_5_params_stay_in_cursor(void **state) {
     struct hri_cursor c;
     hri_cursor_init(&c, buf, 16, HURRAY_E_LENGTH);
     struct hurray_layout l;
-    assert_status(hri_layout_params_read(&c, HURRAY_LAYOUT_STRIDED, 2, NULL, &l, NULL),
+    assert_status(hri_layout_params_read(&c, HURRAY_LAYOUT_STRIDED, 2, NULL, &l, pool_slot(), NULL),
                   HURRAY_OK);
     assert_int_equal(c.pos, 16);
     hri_cursor_init(&c, buf, 16, HURRAY_E_LENGTH);
-    assert_status(hri_layout_params_read(&c, HURRAY_LAYOUT_STRIDED, 3, NULL, &l, NULL),
+    assert_status(hri_layout_params_read(&c, HURRAY_LAYOUT_STRIDED, 3, NULL, &l, pool_slot(), NULL),
                   HURRAY_E_LENGTH);
 }
 
@@ -676,10 +701,26 @@ static void test_HR_LAYOUT_10_any_rank(void **state) {
     uint64_t shape[HURRAY_MAX_RANK];
     for (unsigned k = 0; k < HURRAY_MAX_RANK; k++) shape[k] = k % 3 == 0 ? 1 : (k % 3 == 1 ? 2 : DYN);
     const uint8_t tags[] = {HURRAY_LAYOUT_ROW_MAJOR, HURRAY_LAYOUT_COL_MAJOR, HURRAY_LAYOUT_STRIDED};
-    for (size_t i = 0; i < sizeof tags; i++)
-        for (unsigned rank = 0; rank <= HURRAY_MAX_RANK; rank++)
-            expect_validate(&(struct hurray_layout){.tag = tags[i]}, (uint8_t)rank, shape,
-                            HURRAY_OK, NULL);
+    for (size_t i = 0; i < sizeof tags; i++) {
+        for (unsigned rank = 0; rank <= HURRAY_MAX_RANK; rank++) {
+            struct hurray_layout l = make(tags[i]); /* zero strides */
+            expect_validate(&l, (uint8_t)rank, shape, HURRAY_OK, NULL);
+        }
+    }
+    /* A span the layout reads must be there: NULL is refused, never read. */
+    expect_validate(&(struct hurray_layout){.tag = HURRAY_LAYOUT_STRIDED}, 0, shape, HURRAY_OK,
+                    NULL);
+    expect_validate(&(struct hurray_layout){.tag = HURRAY_LAYOUT_STRIDED}, 2, shape,
+                    HURRAY_E_ARGUMENT, "layout.strides");
+    expect_validate(&(struct hurray_layout){.tag = HURRAY_LAYOUT_CSF}, 2, shape,
+                    HURRAY_E_ARGUMENT, "layout.fiber_counts");
+    expect_validate(&(struct hurray_layout){.tag = 0xF3, .opaque_len = 4}, 2, shape,
+                    HURRAY_E_ARGUMENT, "layout.opaque");
+    struct hurray_layout a = make(HURRAY_LAYOUT_STRIDED), b = a;
+    b.strides = NULL;
+    assert_false(hurray_layout_equal(&a, &b, 2));
+    assert_false(hurray_layout_equal(&b, &a, 2));
+    assert_true(hurray_layout_equal(&a, &b, 0));
 }
 
 static void test_HR_LAYOUT_12_tiled_constraints(void **state) {
@@ -687,24 +728,24 @@ static void test_HR_LAYOUT_12_tiled_constraints(void **state) {
     struct hurray_layout l = make(HURRAY_LAYOUT_TILED);
     expect_validate(&l, 0, NULL, HURRAY_E_CONSTRAINT, "rank");
     uint64_t shape[2] = {4, DYN};
-    l.tile_shape[0] = 2;
-    l.tile_shape[1] = 0;
+    W_U64(l.tile_shape)[0] = 2;
+    W_U64(l.tile_shape)[1] = 0;
     expect_validate(&l, 2, shape, HURRAY_E_CONSTRAINT, "layout.tile_shape[1]");
-    l.tile_shape[1] = (uint64_t)INT64_MAX + 1;
+    W_U64(l.tile_shape)[1] = (uint64_t)INT64_MAX + 1;
     expect_validate(&l, 2, shape, HURRAY_E_CONSTRAINT, "layout.tile_shape[1]");
-    l.tile_shape[1] = UINT64_MAX;
+    W_U64(l.tile_shape)[1] = UINT64_MAX;
     expect_validate(&l, 2, shape, HURRAY_E_CONSTRAINT, "layout.tile_shape[1]");
-    l.tile_shape[1] = INT64_MAX;
+    W_U64(l.tile_shape)[1] = INT64_MAX;
     expect_validate(&l, 2, shape, HURRAY_OK, NULL);
     /* Tile extents larger than the tensor are fine. */
-    l.tile_shape[0] = 100;
+    W_U64(l.tile_shape)[0] = 100;
     expect_validate(&l, 2, shape, HURRAY_OK, NULL);
     /* Tiles beyond the rank are not looked at. */
-    l.tile_shape[2] = 0;
+    W_U64(l.tile_shape)[2] = 0;
     expect_validate(&l, 2, shape, HURRAY_OK, NULL);
     struct hurray_error err;
     test_error_poison(&err);
-    l.tile_shape[0] = 0;
+    W_U64(l.tile_shape)[0] = 0;
     assert_status(hurray_layout_check_params(&l, 2, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "layout.tile_shape[0]");
 }
@@ -794,12 +835,12 @@ static void test_HR_LAYOUT_21_csr_csc_constraints(void **state) {
 
 static struct hurray_layout csf3(uint64_t c0, uint64_t c1, uint64_t nnz) {
     struct hurray_layout l = make(HURRAY_LAYOUT_CSF);
-    l.fiber_counts[0] = c0;
-    l.fiber_counts[1] = c1;
+    W_U64(l.fiber_counts)[0] = c0;
+    W_U64(l.fiber_counts)[1] = c1;
     l.nnz = nnz;
-    l.mode_order[0] = 0;
-    l.mode_order[1] = 1;
-    l.mode_order[2] = 2;
+    W_U8(l.mode_order)[0] = 0;
+    W_U8(l.mode_order)[1] = 1;
+    W_U8(l.mode_order)[2] = 2;
     return l;
 }
 
@@ -808,15 +849,15 @@ static void test_HR_LAYOUT_23_csf_mode_order(void **state) {
     uint64_t shape[3] = {4, 5, 6};
     struct hurray_layout l = csf3(2, 3, 4);
     expect_validate(&l, 3, shape, HURRAY_OK, NULL);
-    l.mode_order[1] = 0;
+    W_U8(l.mode_order)[1] = 0;
     expect_validate(&l, 3, shape, HURRAY_E_CONSTRAINT, "layout.mode_order[1]");
-    l.mode_order[1] = 3;
+    W_U8(l.mode_order)[1] = 3;
     expect_validate(&l, 3, shape, HURRAY_E_CONSTRAINT, "layout.mode_order[1]");
-    l.mode_order[1] = 255;
+    W_U8(l.mode_order)[1] = 255;
     expect_validate(&l, 3, shape, HURRAY_E_CONSTRAINT, "layout.mode_order[1]");
-    l.mode_order[0] = 2;
-    l.mode_order[1] = 0;
-    l.mode_order[2] = 1;
+    W_U8(l.mode_order)[0] = 2;
+    W_U8(l.mode_order)[1] = 0;
+    W_U8(l.mode_order)[2] = 1;
     expect_validate(&l, 3, shape, HURRAY_OK, NULL);
     struct hurray_layout r = make(HURRAY_LAYOUT_CSF);
     expect_validate(&r, 0, shape, HURRAY_E_CONSTRAINT, "rank");
@@ -825,7 +866,7 @@ static void test_HR_LAYOUT_23_csf_mode_order(void **state) {
     r.nnz = 5;
     expect_validate(&r, 1, shape, HURRAY_E_CONSTRAINT, "layout.nnz");
     r.nnz = 5;
-    r.mode_order[0] = 1;
+    W_U8(r.mode_order)[0] = 1;
     expect_validate(&r, 1, shape, HURRAY_E_CONSTRAINT, "layout.mode_order[0]");
 }
 
@@ -854,8 +895,8 @@ static void test_HR_LAYOUT_23_csf_fiber_counts(void **state) {
     /* mode_order picks the extent. */
     l = csf3(6, 6, 6);
     expect_validate(&l, 3, shape, HURRAY_E_CONSTRAINT, "layout.fiber_counts[0]");
-    l.mode_order[0] = 2;
-    l.mode_order[2] = 0;
+    W_U8(l.mode_order)[0] = 2;
+    W_U8(l.mode_order)[2] = 0;
     expect_validate(&l, 3, shape, HURRAY_OK, NULL);
     /* Dynamic extents skip their bound; the monotone rule still holds. */
     shape[2] = DYN;
@@ -872,8 +913,8 @@ static void test_HR_LAYOUT_23_csf_fiber_counts(void **state) {
     expect_validate(&l, 3, big, HURRAY_E_OVERFLOW, "shape");
     uint64_t ok2[2] = {INT64_MAX, 2};
     struct hurray_layout m = make(HURRAY_LAYOUT_CSF);
-    m.mode_order[1] = 1;
-    m.fiber_counts[0] = INT64_MAX;
+    W_U8(m.mode_order)[1] = 1;
+    W_U64(m.fiber_counts)[0] = INT64_MAX;
     m.nnz = UINT64_MAX - 1;
     expect_validate(&m, 2, ok2, HURRAY_OK, NULL);
 }
@@ -1103,9 +1144,9 @@ static void test_HR_LAYOUT_11_span_matches_brute_force(void **state) {
         for (unsigned k = 0; k < rank; k++) {
             shape[k] = rng() % 5;
             if (shape[k] == 0 && rng() % 4) shape[k] = 1;
-            l.strides[k] = (int64_t)(rng() % 21) - 10;
-            l.inner_strides[k] = (int64_t)(rng() % 11) - 5;
-            l.tile_shape[k] = 1 + rng() % 6;
+            W_I64(l.strides)[k] = (int64_t)(rng() % 21) - 10;
+            W_I64(l.inner_strides)[k] = (int64_t)(rng() % 11) - 5;
+            W_U64(l.tile_shape)[k] = 1 + rng() % 6;
         }
         uint8_t dtype = dtypes[rng() % 3];
         uint64_t e = hurray_dtype_bits(dtype) / 8;
@@ -1144,20 +1185,20 @@ static void test_HR_LAYOUT_11_strided_sizes(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_STRIDED);
     uint64_t shape[2] = {2, 3};
-    l.strides[0] = 3;
-    l.strides[1] = 1;
+    W_I64(l.strides)[0] = 3;
+    W_I64(l.strides)[1] = 1;
     expect_sizes(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 0, 1, (uint64_t[]){24}, NULL);
     /* Negative stride: off/E + lo >= 0. */
-    l.strides[0] = -3;
+    W_I64(l.strides)[0] = -3;
     expect_sizes(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 12, 1, (uint64_t[]){24}, NULL);
     expect_sizes_fail(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 8, HURRAY_E_CONSTRAINT,
                       "layout.strides");
     /* Zero strides: a broadcast needs one element. */
-    l.strides[0] = 0;
-    l.strides[1] = 0;
+    W_I64(l.strides)[0] = 0;
+    W_I64(l.strides)[1] = 0;
     expect_sizes(&l, HURRAY_DTYPE_FLOAT64, 2, shape, 16, 1, (uint64_t[]){24}, NULL);
     /* N = 0: off bytes, whatever the strides (and even with a dynamic extent). */
-    l.strides[0] = -1000;
+    W_I64(l.strides)[0] = -1000;
     shape[1] = 0;
     expect_sizes(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 4, 1, (uint64_t[]){4}, NULL);
     shape[0] = DYN;
@@ -1176,22 +1217,22 @@ static void test_HR_LAYOUT_11_strided_overflow(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_STRIDED);
     uint64_t shape[2] = {3, 1};
-    l.strides[0] = INT64_MAX; /* INT64_MAX·2 */
+    W_I64(l.strides)[0] = INT64_MAX; /* INT64_MAX·2 */
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, HURRAY_E_OVERFLOW, "buffers[0].size");
-    l.strides[0] = INT64_MIN;
+    W_I64(l.strides)[0] = INT64_MIN;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, HURRAY_E_OVERFLOW, "buffers[0].size");
     /* Each term fits, the sum does not. */
     shape[0] = 2;
     shape[1] = 2;
-    l.strides[0] = INT64_MAX;
-    l.strides[1] = 1;
+    W_I64(l.strides)[0] = INT64_MAX;
+    W_I64(l.strides)[1] = 1;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, HURRAY_E_OVERFLOW, "buffers[0].size");
-    l.strides[0] = INT64_MIN + 1;
-    l.strides[1] = -2;
+    W_I64(l.strides)[0] = INT64_MIN + 1;
+    W_I64(l.strides)[1] = -2;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, HURRAY_E_OVERFLOW, "buffers[0].size");
     /* hi fits, (off/E + hi + 1)·E does not. */
-    l.strides[0] = INT64_MAX;
-    l.strides[1] = 0;
+    W_I64(l.strides)[0] = INT64_MAX;
+    W_I64(l.strides)[1] = 0;
     expect_sizes(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, 1, (uint64_t[]){(uint64_t)INT64_MAX + 1},
                  NULL);
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT16, 2, shape, 0, HURRAY_E_OVERFLOW,
@@ -1199,14 +1240,14 @@ static void test_HR_LAYOUT_11_strided_overflow(void **state) {
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, UINT64_MAX, HURRAY_E_OVERFLOW,
                       "buffers[0].size");
     /* lo = INT64_MIN exactly, with off/E large enough. */
-    l.strides[0] = INT64_MIN;
+    W_I64(l.strides)[0] = INT64_MIN;
     expect_sizes(&l, HURRAY_DTYPE_UINT8, 2, shape, (uint64_t)INT64_MAX + 1, 1,
                  (uint64_t[]){(uint64_t)INT64_MAX + 2}, NULL);
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, (uint64_t)INT64_MAX, HURRAY_E_CONSTRAINT,
                       "layout.strides");
     /* A stride times an extent (2^62·(2^62−1)). */
     uint64_t wide[1] = {UINT64_C(1) << 62};
-    l.strides[0] = INT64_C(1) << 62;
+    W_I64(l.strides)[0] = INT64_C(1) << 62;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 1, wide, 0, HURRAY_E_OVERFLOW, "buffers[0].size");
 }
 
@@ -1217,20 +1258,20 @@ static void test_HR_LAYOUT_12_tiled_sizes(void **state) {
      * hi = 16·2 + 8·1 + 4·1 + 1·3 = 47 → 48 elements. */
     struct hurray_layout l = make(HURRAY_LAYOUT_TILED);
     uint64_t shape[2] = {5, 6};
-    l.tile_shape[0] = 2;
-    l.tile_shape[1] = 4;
-    l.strides[0] = 16;
-    l.strides[1] = 8;
-    l.inner_strides[0] = 4;
-    l.inner_strides[1] = 1;
+    W_U64(l.tile_shape)[0] = 2;
+    W_U64(l.tile_shape)[1] = 4;
+    W_I64(l.strides)[0] = 16;
+    W_I64(l.strides)[1] = 8;
+    W_I64(l.inner_strides)[0] = 4;
+    W_I64(l.inner_strides)[1] = 1;
     expect_sizes(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 0, 1, (uint64_t[]){192}, NULL);
     expect_sizes(&l, HURRAY_DTYPE_FLOAT32, 2, shape, 64, 1, (uint64_t[]){256}, NULL);
     /* Tile larger than the tensor: in-tile term uses min(t, n). */
-    l.tile_shape[1] = 100;
-    l.strides[1] = 1000; /* grid term ⌈6/100⌉−1 = 0 */
+    W_U64(l.tile_shape)[1] = 100;
+    W_I64(l.strides)[1] = 1000; /* grid term ⌈6/100⌉−1 = 0 */
     expect_sizes(&l, HURRAY_DTYPE_UINT8, 2, shape, 0, 1, (uint64_t[]){16 * 2 + 4 + 5 + 1},
                  NULL);
-    l.inner_strides[1] = -1;
+    W_I64(l.inner_strides)[1] = -1;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 4, HURRAY_E_CONSTRAINT,
                       "layout.outer_strides");
     expect_sizes(&l, HURRAY_DTYPE_UINT8, 2, shape, 5, 1, (uint64_t[]){5 + 36 + 1}, NULL);
@@ -1239,7 +1280,7 @@ static void test_HR_LAYOUT_12_tiled_sizes(void **state) {
     shape[0] = 0;
     expect_sizes(&l, HURRAY_DTYPE_UINT8, 2, shape, 5, 1, (uint64_t[]){5}, NULL);
     shape[0] = 3;
-    l.strides[0] = INT64_MAX;
+    W_I64(l.strides)[0] = INT64_MAX;
     expect_sizes_fail(&l, HURRAY_DTYPE_UINT8, 2, shape, 5, HURRAY_E_OVERFLOW, "buffers[0].size");
     expect_sizes_fail(&l, HURRAY_DTYPE_FLOAT6_E2M3FN, 2, shape, 0, HURRAY_E_COMBINATION, "dtype");
 }
@@ -1311,7 +1352,7 @@ static void test_HR_LAYOUT_23_csf_sizes(void **state) {
     want[0] = 4;
     for (unsigned d = 0; d < 64; d++) {
         s64[d] = 1;
-        if (d < 63) big.fiber_counts[d] = 1;
+        if (d < 63) W_U64(big.fiber_counts)[d] = 1;
         want[1 + 2 * d] = 16;
         want[2 + 2 * d] = 8;
     }
@@ -1581,11 +1622,11 @@ static void test_HR_DESC_5_random_params_canonical(void **state) {
 static void test_HR_DESC_7_layout_equal(void **state) {
     (void)state;
     struct hurray_layout a = make(HURRAY_LAYOUT_STRIDED), b = make(HURRAY_LAYOUT_STRIDED);
-    a.strides[0] = b.strides[0] = 5;
-    a.strides[3] = 9; /* beyond rank 2: ignored */
+    W_I64(a.strides)[0] = W_I64(b.strides)[0] = 5;
+    W_I64(a.strides)[3] = 9; /* beyond rank 2: ignored */
     assert_true(hurray_layout_equal(&a, &b, 2));
     assert_false(hurray_layout_equal(&a, &b, 4));
-    b.strides[1] = 1;
+    W_I64(b.strides)[1] = 1;
     assert_false(hurray_layout_equal(&a, &b, 2));
     assert_true(hurray_layout_equal(&a, &a, 2));
     assert_false(hurray_layout_equal(&a, NULL, 2));
@@ -1593,24 +1634,24 @@ static void test_HR_DESC_7_layout_equal(void **state) {
     /* Fields of other layouts do not matter. */
     struct hurray_layout r = make(HURRAY_LAYOUT_ROW_MAJOR), s = make(HURRAY_LAYOUT_ROW_MAJOR);
     s.nnz = 4;
-    s.strides[0] = 3;
+    W_I64(s.strides)[0] = 3;
     assert_true(hurray_layout_equal(&r, &s, 2));
     s.tag = HURRAY_LAYOUT_COL_MAJOR;
     assert_false(hurray_layout_equal(&r, &s, 2));
 
     struct hurray_layout t = make(HURRAY_LAYOUT_TILED), u = make(HURRAY_LAYOUT_TILED);
-    u.inner_strides[1] = 1;
+    W_I64(u.inner_strides)[1] = 1;
     assert_false(hurray_layout_equal(&t, &u, 2));
-    u.inner_strides[1] = 0;
-    u.tile_shape[0] = 2;
+    W_I64(u.inner_strides)[1] = 0;
+    W_U64(u.tile_shape)[0] = 2;
     assert_false(hurray_layout_equal(&t, &u, 2));
 
     struct hurray_layout c = csf3(1, 2, 3), d = csf3(1, 2, 3);
     assert_true(hurray_layout_equal(&c, &d, 3));
-    d.fiber_counts[1] = 3;
+    W_U64(d.fiber_counts)[1] = 3;
     assert_false(hurray_layout_equal(&c, &d, 3));
     d = csf3(1, 2, 3);
-    d.mode_order[2] = 7;
+    W_U8(d.mode_order)[2] = 7;
     assert_false(hurray_layout_equal(&c, &d, 3));
     assert_true(hurray_layout_equal(&c, &d, 2));
 

@@ -303,19 +303,39 @@ static void test_HR_STAT_1_equality(void **state) {
 
 /* ---- shard (HR-SHARD-1) ------------------------------------------------------- */
 
+/* A caller-built shard borrows its two spans from the caller's arrays. Here
+ * shard() points them at zeroed arrays from a pool the test owns (reused
+ * round-robin), which the tests fill through W_U64(span): the test's own
+ * memory, seen as the shard's read-only span. */
+#define POOL_SLOTS 64
+static uint64_t pool[POOL_SLOTS][2][HURRAY_MAX_RANK];
+static unsigned pool_next;
+
+static uint64_t (*pool_slot(void))[HURRAY_MAX_RANK] {
+    uint64_t(*a)[HURRAY_MAX_RANK] = pool[pool_next++ % POOL_SLOTS];
+    memset(a, 0, sizeof pool[0]);
+    return a;
+}
+
+#define W_U64(span) ((uint64_t *)(uintptr_t)(span))
+
 static struct hurray_shard shard(uint32_t index, uint32_t count) {
     struct hurray_shard s;
+    uint64_t(*a)[HURRAY_MAX_RANK] = pool_slot();
     memset(&s, 0, sizeof s);
     s.shard_index = index;
     s.shard_count = count;
+    s.global_shape = a[0];
+    s.global_offset = a[1];
     return s;
 }
 
 static int read_shard(const uint8_t *p, size_t n, uint8_t rank, struct hurray_shard *out,
                       struct hurray_error *err) {
     struct hri_cursor c;
+    uint64_t(*a)[HURRAY_MAX_RANK] = pool_slot();
     hri_cursor_init(&c, p, n, HURRAY_E_LENGTH);
-    return hri_shard_read(&c, rank, out, err);
+    return hri_shard_read(&c, rank, out, a[0], a[1], err);
 }
 
 static size_t write_shard(const struct hurray_shard *s, uint8_t rank, uint8_t *out, size_t cap) {
@@ -337,9 +357,9 @@ static void expect_shard(const struct hurray_shard *s, uint8_t rank, const uint6
 static void test_HR_SHARD_1_bytes(void **state) {
     (void)state;
     struct hurray_shard s = shard(1, 4);
-    s.global_shape[0] = 8;
-    s.global_shape[1] = 3;
-    s.global_offset[0] = 2;
+    W_U64(s.global_shape)[0] = 8;
+    W_U64(s.global_shape)[1] = 3;
+    W_U64(s.global_offset)[0] = 2;
     const uint8_t want[40] = {1, 0, 0, 0, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0,
                               0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint8_t out[64];
@@ -352,8 +372,8 @@ static void test_HR_SHARD_1_round_trips(void **state) {
     for (unsigned rank = 0; rank <= HURRAY_MAX_RANK; rank++) {
         struct hurray_shard s = shard(rank, rank + 1);
         for (unsigned k = 0; k < rank; k++) {
-            s.global_shape[k] = (uint64_t)k * 1000003u + 7;
-            s.global_offset[k] = k;
+            W_U64(s.global_shape)[k] = (uint64_t)k * 1000003u + 7;
+            W_U64(s.global_offset)[k] = k;
         }
         uint8_t a[8 + 16 * 64], b[8 + 16 * 64];
         size_t n = write_shard(&s, (uint8_t)rank, a, sizeof a);
@@ -385,7 +405,7 @@ static void test_HR_SHARD_1_index_and_count(void **state) {
     (void)state;
     const uint64_t shape[1] = {4};
     struct hurray_shard s = shard(0, 0);
-    s.global_shape[0] = 8;
+    W_U64(s.global_shape)[0] = 8;
     expect_shard(&s, 1, shape, HURRAY_E_CONSTRAINT, "shard.shard_count");
     s.shard_count = 2;
     expect_shard(&s, 1, shape, HURRAY_OK, NULL);
@@ -404,45 +424,51 @@ static void test_HR_SHARD_1_global_shape(void **state) {
     (void)state;
     const uint64_t shape[2] = {4, 4};
     struct hurray_shard s = shard(0, 1);
-    s.global_shape[0] = 8;
-    s.global_shape[1] = DYN;
+    W_U64(s.global_shape)[0] = 8;
+    W_U64(s.global_shape)[1] = DYN;
     expect_shard(&s, 2, shape, HURRAY_E_RANGE, "shard.global_shape[1]");
-    s.global_shape[1] = (uint64_t)INT64_MAX + 1;
+    W_U64(s.global_shape)[1] = (uint64_t)INT64_MAX + 1;
     expect_shard(&s, 2, shape, HURRAY_E_RANGE, "shard.global_shape[1]");
-    s.global_shape[1] = INT64_MAX;
+    W_U64(s.global_shape)[1] = INT64_MAX;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL);
     /* Global extents beyond the rank are not looked at. */
-    s.global_shape[2] = DYN;
+    W_U64(s.global_shape)[2] = DYN;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL);
 }
 
 static void test_HR_SHARD_1_box(void **state) {
     (void)state;
     uint64_t shape[2] = {4, 3};
+    /* The spans must be there for the rank: NULL is refused, never read. */
+    struct hurray_shard none = {0, 1, NULL, NULL};
+    expect_shard(&none, 2, shape, HURRAY_E_ARGUMENT, "shard");
+    expect_shard(&none, 0, NULL, HURRAY_OK, NULL);
+    assert_false(hurray_shard_equal(&none, &none, 2));
+    assert_true(hurray_shard_equal(&none, &none, 0));
     struct hurray_shard s = shard(0, 1);
-    s.global_shape[0] = 8;
-    s.global_shape[1] = 3;
-    s.global_offset[0] = 4;
+    W_U64(s.global_shape)[0] = 8;
+    W_U64(s.global_shape)[1] = 3;
+    W_U64(s.global_offset)[0] = 4;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL); /* exact fit */
-    s.global_offset[0] = 5;
+    W_U64(s.global_offset)[0] = 5;
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[0]");
-    s.global_offset[0] = 0;
-    s.global_offset[1] = 1;
+    W_U64(s.global_offset)[0] = 0;
+    W_U64(s.global_offset)[1] = 1;
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[1]");
     /* offset + extent beyond 2^64-1: checked add. */
-    s.global_offset[1] = UINT64_MAX - 1;
+    W_U64(s.global_offset)[1] = UINT64_MAX - 1;
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[1]");
     /* A dynamic local extent skips its dimension. */
     shape[1] = DYN;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL);
     /* Zero extents. */
     shape[1] = 0;
-    s.global_offset[1] = 3;
+    W_U64(s.global_offset)[1] = 3;
     expect_shard(&s, 2, shape, HURRAY_OK, NULL);
-    s.global_offset[1] = 4;
+    W_U64(s.global_offset)[1] = 4;
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.global_offset[1]");
     /* Order: index/count, then every global extent, then the box. */
-    s.global_shape[1] = DYN;
+    W_U64(s.global_shape)[1] = DYN;
     expect_shard(&s, 2, shape, HURRAY_E_RANGE, "shard.global_shape[1]");
     s.shard_count = 0;
     expect_shard(&s, 2, shape, HURRAY_E_CONSTRAINT, "shard.shard_count");
@@ -456,11 +482,11 @@ static void test_HR_SHARD_1_box(void **state) {
 static void test_HR_SHARD_1_equality(void **state) {
     (void)state;
     struct hurray_shard a = shard(1, 2), b = shard(1, 2);
-    a.global_shape[0] = b.global_shape[0] = 5;
-    a.global_shape[3] = 9; /* beyond rank 1 */
+    W_U64(a.global_shape)[0] = W_U64(b.global_shape)[0] = 5;
+    W_U64(a.global_shape)[3] = 9; /* beyond rank 1 */
     assert_true(hurray_shard_equal(&a, &b, 1));
     assert_false(hurray_shard_equal(&a, &b, 4));
-    b.global_offset[0] = 1;
+    W_U64(b.global_offset)[0] = 1;
     assert_false(hurray_shard_equal(&a, &b, 1));
     b = a;
     b.shard_count = 3;
@@ -515,7 +541,7 @@ static void test_HR_SECT_2_random_payloads_canonical(void **state) {
             }
         } else if (kind == 1) {
             struct hurray_shard s;
-            st = hri_shard_read(&c, rank, &s, &err);
+            st = hri_shard_read(&c, rank, &s, pool_slot()[0], pool_slot()[1], &err);
             if (st == HURRAY_OK) {
                 hri_shard_write(&w, &s, rank);
                 uint64_t shape[5] = {rng() % 4, DYN, rng() % 9, 1, 0};

@@ -58,7 +58,7 @@ static struct bytes write_items(struct hurray_item *const *items, size_t n,
     assert_status(hurray_stream_writer_getvalue(w, &data, &b.n, &err), HURRAY_OK);
     b.p = tb_calloc(b.n);
     memcpy(b.p, data, b.n);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     return b;
 }
 
@@ -93,16 +93,16 @@ static void read_memory(const uint8_t *p, size_t n, const struct hurray_stream_r
     struct hurray_error err;
     assert_status(hurray_stream_reader_create_memory(p, n, opt, &r, &err), HURRAY_OK);
     read_all(r, o);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
 }
 
 static void readout_free(struct readout *o) {
-    for (size_t i = 0; i < o->n; i++) hurray_item_free(o->items[i]);
+    for (size_t i = 0; i < o->n; i++) hurray_item_destroy(o->items[i]);
     o->n = 0;
 }
 
 static void free_items(struct hurray_item **items, size_t n) {
-    for (size_t i = 0; i < n; i++) hurray_item_free(items[i]);
+    for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
 }
 
 /* A float32 [2, 3] partition into two [1, 3] rows. */
@@ -179,7 +179,7 @@ static void test_HR_STREAM_2_worked_example(void **state) {
     assert_true(tb_item_equal(o.items[0], t));
     assert_int_equal(o.offsets[0], sizeof worked_frame);
     readout_free(&o);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -200,7 +200,7 @@ static void test_HR_STREAM_2_padding(void **state) {
         assert_int_equal(o.err.offset, i);
         b.p[i] = 0x00;
     }
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -237,7 +237,7 @@ static void test_HR_STREAM_2_frame_header(void **state) {
     read_memory(b.p, b.n, NULL, &o);
     assert_status(o.status, HURRAY_E_LENGTH);
     assert_int_equal(o.err.offset, 16);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -280,7 +280,7 @@ static void test_HR_STREAM_3_composite_is_one_item(void **state) {
 static void test_HR_STREAM_3_read_buffers_aligned(void **state) {
     (void)state;
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
-    t->descriptor->buffers[0].alignment_log2 = 12;
+    TEST_PATCH_BUFFER(t->descriptor, 0, alignment_log2, 12);
     struct bytes b = write_items(&t, 1, NULL);
     struct readout o;
     read_memory(b.p, b.n, NULL, &o);
@@ -288,7 +288,7 @@ static void test_HR_STREAM_3_read_buffers_aligned(void **state) {
     assert_int_equal((uintptr_t)o.items[0]->buffers[0].data % 4096, 0);
     assert_int_equal(o.items[0]->owns_buffers, HURRAY_ITEM_OWNS_ALIGNED);
     readout_free(&o);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -411,7 +411,7 @@ static void *writer_thread(void *arg) {
         job->status = hurray_stream_writer_write(w, job->items[i], NULL);
     int fin = hurray_stream_writer_finish(w, NULL);
     if (job->status == HURRAY_OK) job->status = fin;
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     if (job->close_fd) close(job->fd);
     return NULL;
 }
@@ -425,7 +425,7 @@ static void through_fds(int fds[2], struct hurray_item *const *items, size_t n,
     assert_int_equal(pthread_create(&th, NULL, writer_thread, &job), 0);
     assert_status(hurray_stream_reader_create_fd(fds[0], NULL, &r, NULL), HURRAY_OK);
     read_all(r, o);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_status(job.status, HURRAY_OK);
     close(fds[0]);
@@ -472,7 +472,7 @@ static void test_HR_STREAM_8_large_buffer_pipe(void **state) {
     assert_int_equal(o.n, 1);
     assert_true(tb_item_equal(o.items[0], t));
     readout_free(&o);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
 }
 
 /* ==== ends (HR-STREAM-4) ============================================================ */
@@ -526,7 +526,7 @@ static void test_HR_STREAM_4_composite_boundary_truncated(void **state) {
     assert_hurray_error(&o.err, HURRAY_E_TRUNCATED, "members[1]");
     assert_int_equal(o.n, 0);
     assert_int_equal(b.n, 360);
-    hurray_item_free(p);
+    hurray_item_destroy(p);
     free(b.p);
 }
 
@@ -539,7 +539,7 @@ static void test_HR_STREAM_4_clean_end_repeats(void **state) {
         assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
         assert_null(it);
     }
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
 }
 
 /* ==== cross_machine (HR-STREAM-5) ======================================================= */
@@ -554,26 +554,26 @@ static void test_HR_STREAM_5_cross_machine_writer(void **state) {
     hurray_stream_writer_options_init(&wo);
     wo.cross_machine = 1;
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0), *o = overlay3();
-    t->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
-    o->members[2]->descriptor->buffers[0].sync_mode = HURRAY_SYNC_STREAM;
+    TEST_PATCH_BUFFER(t->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
+    TEST_PATCH_BUFFER(o->members[2]->descriptor, 0, sync_mode, HURRAY_SYNC_STREAM);
     assert_status(hurray_stream_writer_create_memory(&wo, &w, &err), HURRAY_OK);
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_COMBINATION);
     assert_hurray_error(&err, HURRAY_E_COMBINATION, "buffers[0].sync_mode");
     assert_status(hurray_stream_writer_write(w, o, &err), HURRAY_E_COMBINATION);
     assert_status(hurray_stream_writer_getvalue(w, &data, &n, &err), HURRAY_OK);
     assert_int_equal(n, 0); /* nothing of either item was written */
-    t->descriptor->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    TEST_PATCH_BUFFER(t->descriptor, 0, sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_OK); /* still usable */
-    hurray_stream_writer_free(w);
-    hurray_item_free(t);
-    hurray_item_free(o);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(t);
+    hurray_item_destroy(o);
 }
 
 static void test_HR_STREAM_5_cross_machine_reader(void **state) {
     (void)state;
     struct hurray_stream_reader_options ro;
     struct hurray_item *items[2] = {tb_tensor(F32, 2, S23, 0), overlay3()};
-    items[1]->members[1]->descriptor->buffers[0].sync_mode = HURRAY_SYNC_EVENT;
+    TEST_PATCH_BUFFER(items[1]->members[1]->descriptor, 0, sync_mode, HURRAY_SYNC_EVENT);
     struct bytes b = write_items(items, 2, NULL); /* relayed unchanged without the option */
     struct readout o;
     read_memory(b.p, b.n, NULL, &o);
@@ -599,17 +599,15 @@ static struct bytes huge_claim(uint64_t size) {
     struct hurray_descriptor *d = tb_calloc(sizeof *d);
     hurray_descriptor_init(d);
     d->dtype = HURRAY_DTYPE_UINT8;
-    d->rank = 1;
-    d->shape[0] = shape[0];
-    d->buffer_count = 1;
-    d->buffers[0].size = size;
-    d->buffers[0].alignment_log2 = 6;
-    d->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    test_set_shape(d, 1, shape);
+    test_set_buffer_count(d, 1);
+    test_set_buffer_entry(d, 0, size, 6, HURRAY_SYNC_PRODUCER_SYNCED);
     struct bytes b = {tb_calloc(8 + 256 + 64), 0};
     size_t n = 0;
     memcpy(b.p, "HRSF\x01\0\0\0", 8);
     assert_status(hurray_descriptor_encode(d, b.p + 8, 256, &n, NULL), HURRAY_OK);
     b.n = 8 + n + 64;
+    hurray_descriptor_reset(d);
     free(d);
     return b;
 }
@@ -633,7 +631,7 @@ static void test_HR_STREAM_7_buffer_limit_before_allocation(void **state) {
     assert_status(hurray_stream_reader_next(r, &it, &err), HURRAY_E_LIMIT);
     assert_hurray_error(&err, HURRAY_E_LIMIT, "buffers[0].size");
     assert_true(ta.peak_bytes < (1u << 20)); /* the 1 GiB was never asked for */
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_alloc_clean(&ta);
     free(b.p);
 }
@@ -665,7 +663,7 @@ static void test_HR_STREAM_7_lying_lengths(void **state) {
     read_memory(b.p, b.n, NULL, &o);
     assert_status(o.status, HURRAY_E_TRUNCATED);
     assert_hurray_error(&o.err, HURRAY_E_TRUNCATED, "descriptor");
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -680,12 +678,9 @@ static void test_HR_STREAM_7_descriptor_limit_before_allocation(void **state) {
     /* a 4 KiB descriptor: a tensor carrying a 4000-byte unknown section */
     static uint8_t payload[4000];
     struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
-    t->descriptor->opaque_count = 1;
-    t->descriptor->opaque[0].type = 0x80;
-    t->descriptor->opaque[0].data = payload;
-    t->descriptor->opaque[0].length = sizeof payload;
+    test_add_opaque(t->descriptor, 0x80, 0, payload, sizeof payload);
     struct bytes b = write_items(&t, 1, NULL);
-    t->descriptor->opaque_count = 0;
+    hurray_descriptor_clear_opaque_sections(t->descriptor);
     hurray_limits_default(&lim);
     lim.max_descriptor_bytes = 1024;
     hurray_stream_reader_options_init(&ro);
@@ -698,9 +693,9 @@ static void test_HR_STREAM_7_descriptor_limit_before_allocation(void **state) {
     assert_hurray_error(&err, HURRAY_E_LIMIT, "encoded_len");
     assert_int_equal(err.offset, 16);
     assert_true(ta.peak_bytes - base < 1024);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_alloc_clean(&ta);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
     free(b.p);
 }
 
@@ -736,9 +731,9 @@ static void test_HR_STREAM_7_composite_depth(void **state) {
     struct hurray_error err;
     assert_status(hurray_stream_writer_create_memory(NULL, &w, &err), HURRAY_OK);
     assert_status(hurray_stream_writer_write(w, deeper, &err), HURRAY_E_LIMIT);
-    hurray_stream_writer_free(w);
-    hurray_item_free(deep);
-    hurray_item_free(deeper);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(deep);
+    hurray_item_destroy(deeper);
     free(b.p);
 }
 
@@ -756,7 +751,7 @@ static void test_HR_STREAM_7_member_total(void **state) {
     read_memory(b.p, b.n, &ro, &o);
     assert_status(o.status, HURRAY_E_LIMIT);
     assert_hurray_error(&o.err, HURRAY_E_LIMIT, "member_count");
-    hurray_item_free(g);
+    hurray_item_destroy(g);
     free(b.p);
 }
 
@@ -777,7 +772,7 @@ static void test_HR_STREAM_9_member_rules_while_reading(void **state) {
     struct hurray_error err;
     assert_status(hurray_composite_validate(o3, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "members[1].member_role");
-    hurray_item_free(o3);
+    hurray_item_destroy(o3);
     free(b.p);
 
     /* a group turned into a partition by its rule byte: members lack shards */
@@ -789,7 +784,7 @@ static void test_HR_STREAM_9_member_rules_while_reading(void **state) {
     g->descriptor->layout.rule = HURRAY_RULE_PARTITION;
     assert_status(hurray_composite_validate(g, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "members[0].shard");
-    hurray_item_free(g);
+    hurray_item_destroy(g);
     free(b.p);
 }
 
@@ -804,7 +799,7 @@ static void test_HR_STREAM_9_partition_grid_while_reading(void **state) {
     size_t off0 = at + 8 + 8 + 16; /* index, count, global_shape[2] */
     assert_int_equal(b.p[off0], 1);
     expect_patch(&b, off0, 0, HURRAY_E_CONSTRAINT, "members");
-    hurray_item_free(p);
+    hurray_item_destroy(p);
     free(b.p);
 }
 
@@ -821,7 +816,7 @@ static void test_HR_STREAM_9_failure_is_sticky(void **state) {
     assert_status(hurray_stream_reader_create_memory(b.p, b.n, NULL, &r, NULL), HURRAY_OK);
     assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
     assert_non_null(it);
-    hurray_item_free(it);
+    hurray_item_destroy(it);
     assert_status(hurray_stream_reader_next(r, &it, &e1), HURRAY_E_RESERVED_NONZERO);
     assert_null(it);
     assert_int_equal(e1.offset, 104);
@@ -836,8 +831,8 @@ static void test_HR_STREAM_9_failure_is_sticky(void **state) {
     assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
     assert_null(it);
     hurray_stream_reader_close(r);
-    hurray_stream_reader_free(r);
-    hurray_stream_reader_free(NULL);
+    hurray_stream_reader_destroy(r);
+    hurray_stream_reader_destroy(NULL);
     free_items(items, 2);
     free(b.p);
 }
@@ -856,9 +851,9 @@ static void test_HR_STREAM_9_close_mid_item(void **state) {
     /* truncated inside member 1: the partial composite is dropped */
     assert_status(hurray_stream_reader_create_memory(b.p, b.n - 4, &ro, &r, NULL), HURRAY_OK);
     assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_E_TRUNCATED);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_alloc_clean(&ta);
-    hurray_item_free(p);
+    hurray_item_destroy(p);
     free(b.p);
 }
 
@@ -905,7 +900,7 @@ static void test_HR_STREAM_11_callback_reader(void **state) {
     assert_status(hurray_stream_reader_create_callback(trickle_read, &t, NULL, &r, NULL),
                   HURRAY_OK);
     read_all(r, &o);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_status(o.status, HURRAY_OK);
     assert_int_equal(o.n, MIXED_COUNT);
     for (size_t i = 0; i < MIXED_COUNT; i++) assert_true(tb_item_equal(o.items[i], items[i]));
@@ -914,7 +909,7 @@ static void test_HR_STREAM_11_callback_reader(void **state) {
                   HURRAY_OK);
     read_all(r, &o);
     assert_status(o.status, HURRAY_E_IO);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_status(hurray_stream_reader_create_callback(NULL, NULL, NULL, &r, NULL),
                   HURRAY_E_ARGUMENT);
     free_items(items, MIXED_COUNT);
@@ -933,9 +928,9 @@ static void test_HR_STREAM_11_fd_is_duplicated(void **state) {
     assert_status(hurray_stream_reader_create_fd(fds[0], NULL, &r, &err), HURRAY_OK);
     assert_status(hurray_stream_writer_create_fd(fds[1], NULL, &w, &err), HURRAY_OK);
     hurray_stream_reader_close(r);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     assert_status(hurray_stream_writer_finish(w, &err), HURRAY_OK);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     assert_true(fcntl(fds[0], F_GETFD) != -1); /* the caller's fds are still open */
     assert_true(fcntl(fds[1], F_GETFD) != -1);
     /* and still work: the writer's duplicate is closed, the caller's is not */
@@ -968,10 +963,10 @@ static void test_HR_STREAM_11_epipe_is_io(void **state) {
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_IO); /* failed for good */
     assert_status(hurray_stream_writer_finish(w, &err), HURRAY_E_IO);
     assert_status(hurray_stream_writer_finish(w, &err), HURRAY_OK);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     close(fds[1]);
     signal(SIGPIPE, old);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
 }
 
 /* ==== writer (HR-STREAM-10) ================================================================= */
@@ -999,17 +994,17 @@ static void test_HR_STREAM_10_getvalue_finish_write_after(void **state) {
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "writer");
     assert_status(hurray_stream_writer_getvalue(w, &d2, &n2, &err), HURRAY_OK);
     assert_int_equal(n2, 104); /* the bytes outlive finish */
-    hurray_stream_writer_free(w);
-    hurray_stream_writer_free(NULL);
+    hurray_stream_writer_destroy(w);
+    hurray_stream_writer_destroy(NULL);
 
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     assert_status(hurray_stream_writer_create_fd(fds[1], NULL, &w, &err), HURRAY_OK);
     assert_status(hurray_stream_writer_getvalue(w, &d1, &n1, &err), HURRAY_E_ARGUMENT);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     close(fds[0]);
     close(fds[1]);
-    hurray_item_free(t);
+    hurray_item_destroy(t);
 }
 
 static void test_HR_STREAM_10_refused_items_write_nothing(void **state) {
@@ -1024,10 +1019,11 @@ static void test_HR_STREAM_10_refused_items_write_nothing(void **state) {
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_ARGUMENT);
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "buffers[0]");
     t->buffers[0].size = 24;
-    t->descriptor->buffers[0].size = 20; /* the descriptor itself is invalid */
+    TEST_PATCH_BUFFER(t->descriptor, 0, size, 20); /* the descriptor itself is invalid */
     t->buffers[0].size = 20;
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_BUFFER_SIZE);
-    t->descriptor->buffers[0].size = t->buffers[0].size = 24;
+    TEST_PATCH_BUFFER(t->descriptor, 0, size, 24);
+    t->buffers[0].size = 24;
     p->members[1]->descriptor->has_shard = 0; /* a composite rule */
     assert_status(hurray_stream_writer_write(w, p, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "members[1].shard");
@@ -1038,9 +1034,9 @@ static void test_HR_STREAM_10_refused_items_write_nothing(void **state) {
     assert_status(hurray_stream_writer_getvalue(w, &d, &n, &err), HURRAY_OK);
     assert_int_equal(n, 0);
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_OK);
-    hurray_stream_writer_free(w);
-    hurray_item_free(t);
-    hurray_item_free(p);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(t);
+    hurray_item_destroy(p);
 }
 
 struct sink {
@@ -1076,7 +1072,7 @@ static void test_HR_STREAM_10_callback_writer_same_bytes(void **state) {
         assert_int_equal(s.n, hurray_stream_writer_offset(w)); /* each item is out at once */
     }
     assert_status(hurray_stream_writer_finish(w, NULL), HURRAY_OK);
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     assert_bytes_equal(s.p, s.n, b.p, b.n);
     assert_status(hurray_stream_writer_create_callback(NULL, NULL, NULL, &w, NULL),
                   HURRAY_E_ARGUMENT);
@@ -1105,10 +1101,10 @@ static int read_sweep_body(const struct hurray_allocator *a, void *arg) {
         st = hurray_stream_reader_next(r, &it, NULL);
         if (st != HURRAY_OK || !it) break;
         assert_true(tb_item_equal(it, s->items[n++]));
-        hurray_item_free(it);
+        hurray_item_destroy(it);
     }
     if (st == HURRAY_OK) assert_int_equal(n, MIXED_COUNT);
-    hurray_stream_reader_free(r);
+    hurray_stream_reader_destroy(r);
     return st;
 }
 
@@ -1127,7 +1123,7 @@ static int write_sweep_body(const struct hurray_allocator *a, void *arg) {
         assert_status(hurray_stream_writer_getvalue(w, &d, &n, NULL), HURRAY_OK);
         assert_bytes_equal(d, n, s->b.p, s->b.n);
     }
-    hurray_stream_writer_free(w);
+    hurray_stream_writer_destroy(w);
     return st;
 }
 

@@ -154,10 +154,44 @@ void test_error_poison(struct hurray_error *err) {
     err->message[sizeof err->message - 1] = '\0';
 }
 
+static void setter_ok(int st, const struct hurray_error *err, const char *what) {
+    if (st != HURRAY_OK) print_error("%s: %s: %s\n", what, hurray_status_name(st), err->message);
+    assert_status(st, HURRAY_OK);
+}
+
+void test_set_shape(struct hurray_descriptor *d, unsigned rank, const uint64_t *shape) {
+    struct hurray_error err;
+    setter_ok(hurray_descriptor_set_shape(d, (uint8_t)rank, shape, &err), &err, "set_shape");
+}
+
+void test_set_shape_at(struct hurray_descriptor *d, unsigned k, uint64_t extent) {
+    uint64_t shape[HURRAY_MAX_RANK];
+    assert_true(k < d->rank);
+    memcpy(shape, d->shape, d->rank * sizeof shape[0]);
+    shape[k] = extent;
+    test_set_shape(d, d->rank, shape);
+}
+
+void test_set_buffer_count(struct hurray_descriptor *d, unsigned n) {
+    struct hurray_buffer_desc b[HURRAY_MAX_BUFFERS];
+    struct hurray_error err;
+    assert_true(n <= HURRAY_MAX_BUFFERS);
+    memset(b, 0, sizeof b);
+    unsigned keep = d->buffer_count < n ? d->buffer_count : n;
+    if (keep) memcpy(b, d->buffers, keep * sizeof b[0]);
+    setter_ok(hurray_descriptor_set_buffers(d, (uint8_t)n, b, &err), &err, "set_buffers");
+}
+
+void test_set_buffer_entry(struct hurray_descriptor *d, unsigned i, uint64_t size,
+                           uint8_t alignment_log2, uint8_t sync_mode) {
+    struct hurray_buffer_desc b = {size, alignment_log2, sync_mode};
+    struct hurray_error err;
+    assert_true(i < d->buffer_count);
+    setter_ok(hurray_descriptor_set_buffer(d, (uint8_t)i, &b, &err), &err, "set_buffer");
+}
+
 void test_set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size) {
-    d->buffers[i].size = size;
-    d->buffers[i].alignment_log2 = size ? 6 : 0;
-    d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    test_set_buffer_entry(d, i, size, size ? 6 : 0, HURRAY_SYNC_PRODUCER_SYNCED);
 }
 
 void test_fill_buffers(struct hurray_descriptor *d, uint64_t unknown_size) {
@@ -167,11 +201,69 @@ void test_fill_buffers(struct hurray_descriptor *d, uint64_t unknown_size) {
     struct hurray_error err;
     assert_status(hurray_descriptor_expected_buffer_count(d, &count, &err), HURRAY_OK);
     if (count < 0) return;
-    d->buffer_count = (uint8_t)count;
+    test_set_buffer_count(d, (unsigned)count);
     for (int i = 0; i < count; i++) test_set_buffer(d, (unsigned)i, 0);
     int st = hurray_descriptor_required_sizes(d, sizes, known, &err);
     if (st != HURRAY_OK) print_error("required_sizes: %s: %s\n", hurray_status_name(st), err.message);
     assert_status(st, HURRAY_OK);
     for (int i = 0; i < count; i++)
         test_set_buffer(d, (unsigned)i, known[i] ? sizes[i] : unknown_size);
+}
+
+static void copy_span(void *dst, const void *src, size_t n) {
+    if (src && n) memcpy(dst, src, n);
+}
+
+void test_layout_edit(struct test_layout *t, const struct hurray_descriptor *d) {
+    unsigned r = d->rank;
+    memset(t, 0, sizeof *t);
+    t->l = d->layout;
+    copy_span(t->strides, d->layout.strides, r * 8u);
+    copy_span(t->inner_strides, d->layout.inner_strides, r * 8u);
+    copy_span(t->tile_shape, d->layout.tile_shape, r * 8u);
+    copy_span(t->fiber_counts, d->layout.fiber_counts, r ? (r - 1u) * 8u : 0u);
+    copy_span(t->mode_order, d->layout.mode_order, r);
+}
+
+void test_layout_apply(struct test_layout *t, struct hurray_descriptor *d) {
+    struct hurray_error err;
+    t->l.strides = t->strides;
+    t->l.inner_strides = t->inner_strides;
+    t->l.tile_shape = t->tile_shape;
+    t->l.fiber_counts = t->fiber_counts;
+    t->l.mode_order = t->mode_order;
+    setter_ok(hurray_descriptor_set_layout(d, &t->l, &err), &err, "set_layout");
+}
+
+void test_shard_edit(struct test_shard *t, const struct hurray_descriptor *d) {
+    memset(t, 0, sizeof *t);
+    if (!d->has_shard) return;
+    t->s = d->shard;
+    copy_span(t->global_shape, d->shard.global_shape, d->rank * 8u);
+    copy_span(t->global_offset, d->shard.global_offset, d->rank * 8u);
+}
+
+void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d) {
+    struct hurray_error err;
+    t->s.global_shape = t->global_shape;
+    t->s.global_offset = t->global_offset;
+    setter_ok(hurray_descriptor_set_shard(d, &t->s, &err), &err, "set_shard");
+}
+
+void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint64_t v) {
+    struct test_shard t;
+    assert_true(d->has_shard && k < d->rank);
+    test_shard_edit(&t, d);
+    if (offset)
+        t.global_offset[k] = v;
+    else
+        t.global_shape[k] = v;
+    test_shard_apply(&t, d);
+}
+
+void test_add_opaque(struct hurray_descriptor *d, uint8_t type, uint8_t flags,
+                     const uint8_t *data, uint32_t length) {
+    struct hurray_error err;
+    setter_ok(hurray_descriptor_add_opaque_section(d, type, flags, data, length, &err), &err,
+              "add_opaque_section");
 }

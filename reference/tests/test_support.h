@@ -82,12 +82,63 @@ void test_status_equal_at(int status, int code, const char *file, int line);
 /* Fills an error record with junk so a test can see what a call wrote. */
 void test_error_poison(struct hurray_error *err);
 
+/* ---- building descriptors through the setters ------------------------------
+ * Every helper asserts the setter returned OK. */
+
+/* hurray_descriptor_set_shape. */
+void test_set_shape(struct hurray_descriptor *d, unsigned rank, const uint64_t *shape);
+/* Extent k (< rank) of the shape, the rest kept. */
+void test_set_shape_at(struct hurray_descriptor *d, unsigned k, uint64_t extent);
+/* The buffer table resized to n entries: existing entries kept, new ones zero. */
+void test_set_buffer_count(struct hurray_descriptor *d, unsigned n);
+/* Entry i (< buffer_count) as given. */
+void test_set_buffer_entry(struct hurray_descriptor *d, unsigned i, uint64_t size,
+                           uint8_t alignment_log2, uint8_t sync_mode);
+/* Entry i with one field changed: TEST_PATCH_BUFFER(d, 0, alignment_log2, 13). */
+#define TEST_PATCH_BUFFER(d, i, field, value)                                                   \
+    do {                                                                                       \
+        struct hurray_buffer_desc test_b_ = (d)->buffers[i];                                   \
+        test_b_.field = (value);                                                               \
+        test_set_buffer_entry((d), (i), test_b_.size, test_b_.alignment_log2,                  \
+                              test_b_.sync_mode);                                              \
+    } while (0)
 /* Buffer-table helpers for tests that build descriptors. test_set_buffer: entry i
- * of `size` bytes, alignment 64 (1 when empty), producer_synced. test_fill_buffers:
- * buffer_count = L + Q and each buffer exactly its requirement, `unknown_size`
- * bytes where a requirement cannot be evaluated; private/unknown layouts keep the
- * caller's table. */
+ * (< buffer_count) of `size` bytes, alignment 64 (1 when empty), producer_synced.
+ * test_fill_buffers: buffer_count = L + Q and each buffer exactly its requirement,
+ * `unknown_size` bytes where a requirement cannot be evaluated; private/unknown
+ * layouts keep the caller's table. */
 void test_set_buffer(struct hurray_descriptor *d, unsigned i, uint64_t size);
 void test_fill_buffers(struct hurray_descriptor *d, uint64_t unknown_size);
+
+/* An editable copy of a descriptor's layout: test_layout_edit copies the layout
+ * and its spans (zeros where it has none) into `t`; the test changes t->l's
+ * scalars and the arrays; test_layout_apply points t->l's spans at the arrays
+ * and sets it with hurray_descriptor_set_layout (for d->rank dimensions). */
+struct test_layout {
+    struct hurray_layout l;
+    int64_t strides[HURRAY_MAX_RANK];
+    int64_t inner_strides[HURRAY_MAX_RANK];
+    uint64_t tile_shape[HURRAY_MAX_RANK];
+    uint64_t fiber_counts[HURRAY_MAX_RANK];
+    uint8_t mode_order[HURRAY_MAX_RANK];
+};
+void test_layout_edit(struct test_layout *t, const struct hurray_descriptor *d);
+void test_layout_apply(struct test_layout *t, struct hurray_descriptor *d);
+
+/* The same for the shard section; apply sets it (has_shard = 1). */
+struct test_shard {
+    struct hurray_shard s;
+    uint64_t global_shape[HURRAY_MAX_RANK];
+    uint64_t global_offset[HURRAY_MAX_RANK];
+};
+void test_shard_edit(struct test_shard *t, const struct hurray_descriptor *d);
+void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d);
+
+/* One entry of the shard's global_shape (offset 0) or global_offset (offset 1). */
+void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint64_t v);
+
+/* hurray_descriptor_add_opaque_section. */
+void test_add_opaque(struct hurray_descriptor *d, uint8_t type, uint8_t flags,
+                     const uint8_t *data, uint32_t length);
 
 #endif

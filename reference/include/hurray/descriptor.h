@@ -32,37 +32,64 @@ struct hurray_buffer_desc {
     uint8_t sync_mode;
 };
 
-/* A decoded (or caller-built) descriptor. Plain data: safe to memcpy only when
- * `owned` is NULL; use hurray_descriptor_copy otherwise. Large (~16 KiB):
- * prefer heap or static storage in deep call chains. */
+/* A decoded (or caller-built) descriptor: a small header of scalars plus
+ * spans (pointer + count) for everything variable-sized.
+ *
+ * Storage. Every span a descriptor owns (shape, buffers, the layout's and
+ * the shard's rank-sized parameters, the opaque section records and every
+ * opaque byte) lives in ONE block, `storage` (`storage_len` bytes, from
+ * `allocator`, NULL = default). Decoding sizes that block exactly from the
+ * parsed counts; the setters below rebuild it (copying the spans already
+ * there), so a descriptor built with them always owns exactly one block (or
+ * none, when every span is empty). Read the spans with the usual syntax:
+ * d->shape[k] (k < rank), d->buffers[i] (i < buffer_count),
+ * d->opaque[j] (j < opaque_count), d->layout.strides[k], d->shard.global_shape[k].
+ * An empty span is NULL (check the length before handing a span to memcpy).
+ * The header is 280 bytes on LP64; nothing in it is a fixed-size array.
+ *
+ * Writing. Scalars (dtype, device, memory_class, byte_offset, version, the
+ * layout's scalar parameters) are assigned directly. Spans are written only
+ * through the setters, which keep `rank`, `buffer_count` and `opaque_count`
+ * (the spans' lengths) in step with them; a caller never writes through a
+ * span. A caller may instead point a span at memory of its own, setting its
+ * length with it (a borrowed view, e.g. a descriptor on the stack for one
+ * call: reset frees only `storage`; hurray_descriptor_copy makes an owning
+ * copy). Every function that reads a descriptor refuses (ARGUMENT) a NULL span
+ * of non-zero length instead of dereferencing it.
+ *
+ * Lifecycle (the rule for every libhurray type whose struct is public):
+ * hurray_descriptor_init before first use, hurray_descriptor_reset to free
+ * what it owns (it is then initialised again), hurray_descriptor_move to hand
+ * the storage to another descriptor. Never memcpy a descriptor that owns
+ * storage (two owners); use _move or _copy. */
 struct hurray_descriptor {
     uint8_t version_major;
     uint8_t version_minor;
     uint8_t dtype;
     uint8_t device;
     uint8_t memory_class;
-    uint8_t rank;
-    uint8_t buffer_count;
-    uint64_t byte_offset;
-    uint64_t shape[HURRAY_MAX_RANK];
-    struct hurray_buffer_desc buffers[HURRAY_MAX_BUFFERS];
-    struct hurray_layout layout;
+    uint8_t rank;         /* length of shape (and of the rank-sized layout/shard spans) */
+    uint8_t buffer_count; /* length of buffers */
+    uint8_t opaque_count; /* length of opaque */
     uint8_t has_quant;
     uint8_t has_statistics;
     uint8_t has_shard;
     uint8_t has_role;
+    uint8_t role;
+    uint64_t byte_offset;
+    const uint64_t *shape;
+    const struct hurray_buffer_desc *buffers;
+    /* Unknown sections carried verbatim, ascending type (interleaved with the
+     * known ones by type order when encoded). */
+    const struct hurray_opaque_section *opaque;
+    struct hurray_layout layout;
     struct hurray_quant quant;
     struct hurray_statistics statistics;
     struct hurray_shard shard;
-    uint8_t role;
-    /* Unknown sections carried verbatim, ascending type (interleaved with the
-     * known ones by type order when encoded). */
-    uint8_t opaque_count;
-    struct hurray_opaque_section opaque[HURRAY_MAX_SECTIONS];
-    /* Ownership of bytes that layout.opaque / opaque[i].data point into, when
-     * this descriptor was decoded or copied. NULL for caller-built ones. */
-    uint8_t *owned;
-    size_t owned_len;
+    /* The one block the spans live in (NULL when every span is empty or
+     * borrowed), its size, and the allocator it came from. */
+    void *storage;
+    size_t storage_len;
     const struct hurray_allocator *allocator;
 };
 
@@ -71,10 +98,74 @@ struct hurray_decode_options {
     const struct hurray_allocator *allocator; /* NULL: malloc/free */
 };
 
-/* Zeroes `d` and sets version 1.0, row_major, cpu/standard, rank 0. */
+/* Sets version 1.0, row_major, cpu/standard, rank 0, no buffers, no
+ * sections, every span NULL, no storage, the default allocator. To build with
+ * another allocator, assign `allocator` after init, before the first setter. */
 HURRAY_API void hurray_descriptor_init(struct hurray_descriptor *d);
-/* Frees what `d` owns and re-initialises it. NULL-tolerant. */
+/* Frees what `d` owns and re-initialises it (keeping its allocator). NULL-tolerant. */
 HURRAY_API void hurray_descriptor_reset(struct hurray_descriptor *d);
+/* Moves everything `src` holds, storage included, into `dst` (reset first)
+ * and leaves `src` initialised. dst == src does nothing. NULL-tolerant. */
+HURRAY_API void hurray_descriptor_move(struct hurray_descriptor *dst,
+                                       struct hurray_descriptor *src);
+
+/* ---- builder setters ------------------------------------------------------
+ * Each copies what it is given into d's storage block (rebuilding the block
+ * once, with the spans already there) and returns OK, or ARGUMENT / NOMEM
+ * leaving `d` unchanged. None validates values: hurray_descriptor_validate
+ * (and encode) do. */
+
+/* The shape: rank <= 64 extents (shape may be NULL when rank is 0). When the
+ * rank changes, every rank-sized span the layout's tag uses (strided:
+ * strides; tiled: strides, inner_strides, tile_shape; csf: fiber_counts,
+ * mode_order) and, when there is a shard section, the shard's global_shape
+ * and global_offset, are replaced by zeros of the new rank (fiber_counts by
+ * rank - 1 zeros): values stated for other dimensions are dropped, never
+ * reinterpreted, and no span is left shorter than the rank. With the same
+ * rank they are kept. So set the shape first, then the layout and shard. */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_shape(struct hurray_descriptor *d,
+                                                            uint8_t rank, const uint64_t *shape,
+                                                            struct hurray_error *err);
+/* The buffer table: count entries (bufs may be NULL when count is 0). */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_buffers(
+    struct hurray_descriptor *d, uint8_t count, const struct hurray_buffer_desc *bufs,
+    struct hurray_error *err);
+/* Entry i of the table (i < buffer_count, else ARGUMENT). */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_buffer(struct hurray_descriptor *d,
+                                                             uint8_t i,
+                                                             const struct hurray_buffer_desc *b,
+                                                             struct hurray_error *err);
+/* The layout: its scalars, and deep copies of the spans its tag uses, for
+ * d->rank dimensions (strided: strides; tiled: tile_shape, strides,
+ * inner_strides; csf: fiber_counts, mode_order; private and reserved tags:
+ * opaque). Spans the tag does not use are ignored (left NULL). ARGUMENT for a
+ * NULL span the tag needs, or opaque bytes on a named layout. */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_layout(struct hurray_descriptor *d,
+                                                             const struct hurray_layout *layout,
+                                                             struct hurray_error *err);
+/* The quantization section (copied), or none when q is NULL. */
+HURRAY_API void hurray_descriptor_set_quant(struct hurray_descriptor *d,
+                                            const struct hurray_quant *q);
+/* The statistics section (copied), or none when s is NULL. */
+HURRAY_API void hurray_descriptor_set_statistics(struct hurray_descriptor *d,
+                                                 const struct hurray_statistics *s);
+/* The shard section, its spans copied for d->rank dimensions, or none when s
+ * is NULL (its spans are dropped; the block keeps their bytes until the next
+ * rebuild, as after clear_opaque_sections). */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_shard(struct hurray_descriptor *d,
+                                                            const struct hurray_shard *s,
+                                                            struct hurray_error *err);
+/* The member-role section (HR-ROLE-1 values), and its removal. */
+HURRAY_API void hurray_descriptor_set_role(struct hurray_descriptor *d, uint8_t role);
+HURRAY_API void hurray_descriptor_clear_role(struct hurray_descriptor *d);
+/* Appends an unknown section carried verbatim (its `length` bytes copied).
+ * Sections must be added in ascending type order (validation checks it).
+ * ARGUMENT when 255 are already there or data is NULL with length > 0. */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_add_opaque_section(
+    struct hurray_descriptor *d, uint8_t type, uint8_t flags, const uint8_t *data,
+    uint32_t length, struct hurray_error *err);
+/* Drops every unknown section. */
+HURRAY_API void hurray_descriptor_clear_opaque_sections(struct hurray_descriptor *d);
 
 /* Steps 1-3 of the decoding order: enough of the header to know the length.
  * OK with *encoded_len set, or TRUNCATED / BAD_MAGIC / VERSION /
@@ -84,9 +175,10 @@ HURRAY_API HURRAY_NODISCARD int hurray_descriptor_peek_length(const uint8_t *src
                                                               uint32_t *encoded_len,
                                                               struct hurray_error *err);
 /* Full strict decode (descriptor.md § Decoding order) of the descriptor at the
- * start of src; trailing bytes are ignored. On success `out` owns copies of
- * any opaque bytes (reset it when done) and *consumed = encoded_len. On
- * failure `out` is left reset. `out` must have been initialised or reset. */
+ * start of src; trailing bytes are ignored. On success `out` owns one storage
+ * block, sized exactly for its spans and opaque bytes (reset it when done),
+ * and *consumed = encoded_len. On failure `out` is left reset. `out` must
+ * have been initialised. */
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_decode(const uint8_t *src, size_t len,
                                                          const struct hurray_decode_options *opt,
                                                          struct hurray_descriptor *out,
@@ -107,8 +199,9 @@ HURRAY_API HURRAY_NODISCARD int hurray_descriptor_encode(const struct hurray_des
                                                          uint8_t *dst, size_t cap,
                                                          size_t *written,
                                                          struct hurray_error *err);
-/* Deep copy (opaque bytes duplicated with `allocator`, NULL = default). `dst`
- * must be initialised; it is reset first. */
+/* Deep copy: every span and opaque byte of `src` (owned or borrowed) into one
+ * new storage block of `dst`, from `allocator` (NULL = default). `dst` must
+ * be initialised; it is reset first, and left reset on failure. */
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_copy(struct hurray_descriptor *dst,
                                                        const struct hurray_descriptor *src,
                                                        const struct hurray_allocator *allocator,

@@ -6,12 +6,12 @@
  * writers; nothing is stolen. Composite members get their generated names
  * "{head}.{index}". Everything is validated before the first byte is written.
  *
- * Reading: hurray_file_open_* validate the whole file up front (header,
+ * Reading: hurray_file_create_* validate the whole file up front (header,
  * index, every descriptor, every buffer offset, names, KV, composite trees:
  * file-container.md § Decoding order) and hand out nothing from a file that
  * fails. Loaded items borrow their buffer bytes from the file's image (a
  * page-aligned copy, or a read-only mapping) and hold a reference on it: an
- * item stays valid after hurray_file_close, and the image is released when
+ * item stays valid after hurray_file_destroy, and the image is released when
  * the file and every item loaded from it have been freed. Every loaded
  * buffer's address satisfies its declared alignment. */
 #ifndef HURRAY_FILE_H
@@ -104,29 +104,29 @@ struct hurray_file_options {
     /* NULL: malloc/free. Every allocation, the loaded items' included: it
      * must outlive the file and every item loaded from it. */
     const struct hurray_allocator *allocator;
-    int mode;                                 /* enum hurray_file_mode (open_path only) */
+    int mode;                                 /* enum hurray_file_mode (create_path only) */
 };
 
 struct hurray_file; /* opaque */
 
 /* Validates a file image of `size` bytes. The image is copied (page-aligned)
  * first, so `data` need not outlive the call. */
-HURRAY_API HURRAY_NODISCARD int hurray_file_open_memory(const uint8_t *data, size_t size,
+HURRAY_API HURRAY_NODISCARD int hurray_file_create_memory(const uint8_t *data, size_t size,
                                                         const struct hurray_file_options *opt,
                                                         struct hurray_file **out,
                                                         struct hurray_error *err);
 /* Opens `path` in opt->mode and validates it. Not found, permission denied,
  * not a regular file, read/map failures: IO with the system's message. */
-HURRAY_API HURRAY_NODISCARD int hurray_file_open_path(const char *path,
+HURRAY_API HURRAY_NODISCARD int hurray_file_create_path(const char *path,
                                                       const struct hurray_file_options *opt,
                                                       struct hurray_file **out,
                                                       struct hurray_error *err);
 /* Drops the file's reference on its image. NULL-tolerant. Loaded items stay valid. */
-HURRAY_API void hurray_file_close(struct hurray_file *file);
+HURRAY_API void hurray_file_destroy(struct hurray_file *file);
 
 /* Every index entry, members included, in file order. */
 HURRAY_API size_t hurray_file_entry_count(const struct hurray_file *file);
-/* NUL-terminated name of entry i; NULL when out of range. Valid until close. */
+/* NUL-terminated name of entry i; NULL when out of range. Valid until destroy. */
 HURRAY_API const char *hurray_file_entry_name(const struct hurray_file *file, size_t i);
 /* enum hurray_file_kind of entry i; 0 when out of range. */
 HURRAY_API int hurray_file_entry_kind(const struct hurray_file *file, size_t i);
@@ -145,12 +145,12 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_entry_descriptor(const struct hurray
                                                              struct hurray_error *err);
 /* Loads entry i as an item: a tensor with its buffers, or a composite head
  * with its whole member tree (a member entry loads that member's subtree).
- * Buffers are borrowed from the image, which the item keeps alive; free
- * with hurray_item_free. ARGUMENT when i is out of range. */
+ * Buffers are borrowed from the image, which the item keeps alive; destroy
+ * with hurray_item_destroy. ARGUMENT when i is out of range. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_load_item(struct hurray_file *file, size_t i,
                                                       struct hurray_item **out,
                                                       struct hurray_error *err);
-/* The KV section (empty when the file has none). Valid until close. */
+/* The KV section (empty when the file has none). Valid until destroy. */
 HURRAY_API const struct hurray_kv *hurray_file_kv(const struct hurray_file *file);
 
 HURRAY_EXTERN_C_END

@@ -3,7 +3,7 @@
  *
  * Ownership: an item owns its descriptor and its `members` array and every
  * member item. Buffer bytes are either owned (allocated with `allocator`,
- * freed by hurray_item_free) or borrowed from an owner (e.g. a memory-mapped
+ * freed by hurray_item_destroy) or borrowed from an owner (e.g. a memory-mapped
  * file) that `owner_release(owner)` releases once, when the item tree that
  * holds it is freed. Readers produce items; writers take items whose buffers
  * the caller borrows to them (owner_release NULL, owns_buffers 0). */
@@ -26,7 +26,10 @@ struct hurray_item_buffer {
 };
 
 struct hurray_item {
-    struct hurray_descriptor *descriptor; /* heap-allocated; never NULL in a valid item */
+    /* heap-allocated (see hurray_item_destroy); never NULL in a valid item. Each
+     * node of a tree costs its item, its compact descriptor and that
+     * descriptor's storage block: no fixed-size records. */
+    struct hurray_descriptor *descriptor;
     /* tensor: descriptor->buffer_count entries; composite: NULL */
     struct hurray_item_buffer *buffers;
     /* composite (layout composite): descriptor->layout.member_count members,
@@ -53,12 +56,16 @@ struct hurray_item {
 /* Frees the whole tree (descriptor, buffers if owned, members, owner). NULL-tolerant.
  * Every block is returned to `allocator` with the size it was allocated at:
  * the item (sizeof(struct hurray_item)), the descriptor (hurray_descriptor_reset,
- * then sizeof(struct hurray_descriptor)), `members` (member_count pointers;
+ * which frees its storage block, then sizeof(struct hurray_descriptor)) -- or,
+ * when `descriptor` points right behind the item (the one block libhurray's
+ * readers allocate per node: a struct hurray_item immediately followed by its
+ * struct hurray_descriptor), that block at the size of both --, `members`
+ * (member_count pointers;
  * NULL slots are skipped, each member is freed with its own allocator),
  * `buffers` (descriptor->buffer_count entries). owner_release(owner) runs once
  * for each item of the tree that sets it, after that item's own parts are
  * freed; set it on the root only when one owner backs the whole tree. */
-HURRAY_API void hurray_item_free(struct hurray_item *item);
+HURRAY_API void hurray_item_destroy(struct hurray_item *item);
 /* 1 when the item is a composite head with members. */
 HURRAY_API int hurray_item_is_composite(const struct hurray_item *item);
 

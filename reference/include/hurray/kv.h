@@ -73,6 +73,9 @@ struct hurray_kv {
 HURRAY_API void hurray_kv_init(struct hurray_kv *kv);
 /* Frees what `kv` owns and re-initialises it. NULL-tolerant. */
 HURRAY_API void hurray_kv_reset(struct hurray_kv *kv);
+/* Moves what `src` owns into `dst` (reset first); `src` is left initialised.
+ * dst == src does nothing. NULL-tolerant. */
+HURRAY_API void hurray_kv_move(struct hurray_kv *dst, struct hurray_kv *src);
 
 /* "bool", "int64", "uint64", "float64", "string", "bytes", "list"; NULL otherwise. */
 HURRAY_API const char *hurray_kv_type_name(uint8_t type);

@@ -42,33 +42,39 @@ enum hurray_combine_op {
 };
 
 /* A layout and its parameters. Which fields are meaningful depends on `tag`;
- * the rest are zero. Rank is not stored here: it is the shape's. `opaque`
- * is borrowed (from the owning descriptor, or from the caller). */
+ * the rest are zero (spans NULL). Rank is not stored here: it is the shape's.
+ *
+ * The rank-sized parameters are spans (pointer + the shape's rank), never
+ * fixed arrays: in a descriptor they point into the descriptor's one storage
+ * block (hurray_descriptor_set_layout copies them there); in a layout a
+ * caller builds on its own they borrow the caller's arrays. A span the tag
+ * uses must be non-NULL when rank > 0 (ARGUMENT otherwise); the others are
+ * ignored. `opaque` (opaque_len bytes) likewise. */
 struct hurray_layout {
     uint8_t tag;
-    /* strided: strides; tiled: outer strides (logical elements, signed) */
-    int64_t strides[HURRAY_MAX_RANK];
-    /* tiled */
-    int64_t inner_strides[HURRAY_MAX_RANK];
-    uint64_t tile_shape[HURRAY_MAX_RANK];
-    /* coo, csr, csc, csf */
-    uint64_t nnz;
-    /* csf: fiber_counts[0 .. rank-2], mode_order[0 .. rank-1] */
-    uint64_t fiber_counts[HURRAY_MAX_RANK];
-    uint8_t mode_order[HURRAY_MAX_RANK];
-    /* block_paged */
-    uint64_t page_size;
-    uint64_t num_pages;
-    uint64_t num_seqs;
-    uint64_t num_blocks;
     /* composite */
     uint8_t rule;
     uint8_t combine;
     uint32_t member_count;
     /* private extension: id; private: extension_data; unknown (reserved tag): all params */
     uint32_t extension_layout_id;
-    const uint8_t *opaque;
     uint32_t opaque_len;
+    const uint8_t *opaque;
+    /* strided: strides[rank]; tiled: outer strides[rank] (logical elements, signed) */
+    const int64_t *strides;
+    /* tiled: inner_strides[rank], tile_shape[rank] */
+    const int64_t *inner_strides;
+    const uint64_t *tile_shape;
+    /* csf: fiber_counts[rank - 1], mode_order[rank] */
+    const uint64_t *fiber_counts;
+    const uint8_t *mode_order;
+    /* coo, csr, csc, csf */
+    uint64_t nnz;
+    /* block_paged */
+    uint64_t page_size;
+    uint64_t num_pages;
+    uint64_t num_seqs;
+    uint64_t num_blocks;
 };
 
 /* hurray_tag_kind of a layout byte (HR-LAYOUT-2). */

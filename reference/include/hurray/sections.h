@@ -34,11 +34,15 @@ struct hurray_statistics {
     uint64_t nan_count;
 };
 
+/* global_shape and global_offset are spans of the shape's rank: in a
+ * descriptor they point into its storage block (hurray_descriptor_set_shard
+ * copies them there); in a shard a caller builds they borrow its arrays. Both
+ * must be non-NULL when rank > 0 (ARGUMENT otherwise). */
 struct hurray_shard {
     uint32_t shard_index;
     uint32_t shard_count;
-    uint64_t global_shape[HURRAY_MAX_RANK];
-    uint64_t global_offset[HURRAY_MAX_RANK];
+    const uint64_t *global_shape;
+    const uint64_t *global_offset;
 };
 
 /* A section this build does not interpret, carried verbatim (HR-SECT-3).

@@ -5,7 +5,8 @@
  * whole composite with its members: next-item semantics, HR-STREAM-3); the
  * writer takes items and emits each as soon as it is given it.
  *
- * Both are explicit contexts (create / free), with the allocator, limits and
+ * Both are opaque handles (_create / _destroy: the lifecycle rule of
+ * hurray.h for every libhurray handle), with the allocator, limits and
  * cross_machine given at creation. Neither uses globals, signals or Python:
  * a reader or writer may be used from any one thread at a time, and blocking
  * calls on a descriptor can run with the GIL released.
@@ -65,7 +66,7 @@ HURRAY_API void hurray_stream_reader_options_init(struct hurray_stream_reader_op
 HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_create_memory(
     const uint8_t *src, size_t len, const struct hurray_stream_reader_options *opt,
     struct hurray_stream_reader **out, struct hurray_error *err);
-/* A reader over a duplicate of `fd` (dup, close-on-exec): closing or freeing
+/* A reader over a duplicate of `fd` (dup, close-on-exec): closing or destroying
  * the reader closes the duplicate, never the caller's fd. IO if fd is not
  * open. The reader reads ahead up to 64 KiB for small parts; buffer data is
  * read straight into the item's buffers. */
@@ -78,7 +79,7 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_create_callback(
     struct hurray_stream_reader **out, struct hurray_error *err);
 
 /* The next item (HR-STREAM-3): OK with *out a tensor or a whole composite,
- * which the caller owns (hurray_item_free); OK with *out = NULL at the clean
+ * which the caller owns (hurray_item_destroy); OK with *out = NULL at the clean
  * end (and on every later call, and after close). On failure *out = NULL and
  * the reader stays failed: every later call returns the same status and
  * error record. Nothing is allocated from a size the stream states before
@@ -93,8 +94,8 @@ HURRAY_API uint64_t hurray_stream_reader_offset(const struct hurray_stream_reade
 /* Releases the transport (closes the duplicate fd) and drops any partly read
  * item; the reader is then exhausted. Idempotent, NULL-tolerant. */
 HURRAY_API void hurray_stream_reader_close(struct hurray_stream_reader *r);
-/* close + free. NULL-tolerant. */
-HURRAY_API void hurray_stream_reader_free(struct hurray_stream_reader *r);
+/* close, then frees the reader. NULL-tolerant. */
+HURRAY_API void hurray_stream_reader_destroy(struct hurray_stream_reader *r);
 
 /* ---- writer --------------------------------------------------------------- */
 
@@ -111,7 +112,7 @@ HURRAY_API void hurray_stream_writer_options_init(struct hurray_stream_writer_op
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_create_memory(
     const struct hurray_stream_writer_options *opt, struct hurray_stream_writer **out,
     struct hurray_error *err);
-/* A writer to a duplicate of `fd` (dup, close-on-exec); finishing or freeing
+/* A writer to a duplicate of `fd` (dup, close-on-exec); finishing or destroying
  * the writer closes the duplicate, never the caller's fd. */
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_create_fd(
     int fd, const struct hurray_stream_writer_options *opt, struct hurray_stream_writer **out,
@@ -137,15 +138,15 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_write(struct hurray_stream_
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_finish(struct hurray_stream_writer *w,
                                                             struct hurray_error *err);
 /* A memory writer's bytes so far (finished or not): *data stays valid until
- * the next write or free. Non-destructive, repeatable. ARGUMENT for a writer
+ * the next write or destroy. Non-destructive, repeatable. ARGUMENT for a writer
  * with a destination (fd, callback). */
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_getvalue(
     const struct hurray_stream_writer *w, const uint8_t **data, size_t *len,
     struct hurray_error *err);
 /* Bytes written so far (any transport). */
 HURRAY_API uint64_t hurray_stream_writer_offset(const struct hurray_stream_writer *w);
-/* Finishes (ignoring errors) and frees. NULL-tolerant. */
-HURRAY_API void hurray_stream_writer_free(struct hurray_stream_writer *w);
+/* Finishes (ignoring errors), then frees the writer. NULL-tolerant. */
+HURRAY_API void hurray_stream_writer_destroy(struct hurray_stream_writer *w);
 
 HURRAY_EXTERN_C_END
 

@@ -1,22 +1,35 @@
 /* hurray.Descriptor and hurray.BufferHandle (seed § Descriptor Encoding,
  * § Buffer Handles; docs/spec/descriptor.md, buffer-protocol.md).
  *
- * A Descriptor owns one heap-allocated C struct hurray_descriptor (decoded by
- * libhurray, or deep-copied with hurray_descriptor_copy) and two objects made
- * once at construction: its Device (device_id 0: not on the wire; a tensor's
- * descriptor shares the tensor's Device instead) and its
- * tuple of BufferHandles, every handle sharing that Device object. Nothing is
- * created lazily, so an instance never changes after construction.
- * Tensor.descriptor is hrpy_descriptor_from_c_device over the tensor's own
- * struct (a Tensor holds the same C struct plus its buffers). */
+ * A Descriptor is the binding's one record of a descriptor: the compact C
+ * struct hurray_descriptor (descriptor.h: a small header, its spans in one
+ * storage block). The record is either embedded in the object (decoded by
+ * libhurray, built by a Tensor, or deep-copied), or borrowed from a C item
+ * tree read from a stream or a file, whose ItemMemory `owner` the Descriptor
+ * holds. A Tensor holds its Descriptor and reads the same record, and
+ * Tensor.descriptor returns that object: nothing is copied per tensor or per
+ * access. The Device (device_id 0 when not a tensor's: it is not on the wire;
+ * a tensor's descriptor shares the tensor's Device) is set at construction;
+ * the tuple of BufferHandles, every handle sharing that Device, is made on
+ * first access and kept. The record never changes after construction. */
 #include "state.h"
 
+#include <stddef.h>
+
+/* The embedded record is counted in 8-byte items (ob_size RECORD_ITEMS when
+ * embedded, 0 when borrowed), so that a borrowed one costs no record. The
+ * type is not GC-tracked: it refers to its Device, its BufferHandles and an
+ * ItemMemory, none of which can refer back. */
 typedef struct {
-    PyObject_HEAD
-    struct hurray_descriptor *d;
+    PyObject_VAR_HEAD
+    const struct hurray_descriptor *d; /* own, or one in `owner`'s item tree */
+    PyObject *owner;                   /* keeps a borrowed record alive; NULL when own */
     PyObject *device;
-    PyObject *buffer_handles;
+    PyObject *buffer_handles; /* made on first access */
+    struct hurray_descriptor own[];
 } DescriptorObject;
+
+#define RECORD_ITEMS ((Py_ssize_t)((sizeof(struct hurray_descriptor) + 7) / 8))
 
 typedef struct {
     PyObject_HEAD
@@ -161,32 +174,35 @@ static PyType_Spec handle_spec = {
 
 /* ---- Descriptor: construction ------------------------------------------------------------ */
 
+/* A Descriptor with an embedded, initialised record (storage from PyMem_Raw*:
+ * tracemalloc sees it), no Device yet. */
 static DescriptorObject *descriptor_alloc(hrpy_state *st) {
     DescriptorObject *self =
-        (DescriptorObject *)st->Descriptor_Type->tp_alloc(st->Descriptor_Type, 0);
+        (DescriptorObject *)hrpy_alloc_var(st->Descriptor_Type, RECORD_ITEMS);
     if (self == NULL) return NULL;
-    self->d = PyMem_Malloc(sizeof *self->d);
-    if (self->d == NULL) {
-        Py_DECREF(self);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    hurray_descriptor_init(self->d);
+    hurray_descriptor_init(self->own);
+    self->own->allocator = &hrpy_raw_allocator;
+    self->d = self->own;
     return self;
 }
 
-/* Builds the Device (unless given: a tensor's) and handles of a descriptor
- * whose struct is filled. Steals `self`. */
+/* The Device of a descriptor that is not a tensor's: Device('cpu') for
+ * cpu/standard (the shared immutable one), else a new one with device_id 0. */
+static PyObject *record_device(hrpy_state *st, const struct hurray_descriptor *d) {
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+        return Py_NewRef(st->cpu_device);
+    return hrpy_device_new(st, d->device, d->memory_class, 0);
+}
+
+/* Sets the Device (unless given: a tensor's) of a descriptor whose record is
+ * filled. Steals `self`. */
 static PyObject *descriptor_complete(hrpy_state *st, DescriptorObject *self, PyObject *device) {
-    self->device = device ? Py_NewRef(device)
-                          : hrpy_device_new(st, self->d->device, self->d->memory_class, 0);
-    if (self->device == NULL) goto error;
-    self->buffer_handles = hrpy_buffer_handles(st, self->d, self->device);
-    if (self->buffer_handles == NULL) goto error;
+    self->device = device ? Py_NewRef(device) : record_device(st, self->d);
+    if (self->device == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
-error:
-    Py_DECREF(self);
-    return NULL;
 }
 
 PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor *d) {
@@ -199,13 +215,41 @@ PyObject *hrpy_descriptor_from_c_device(hrpy_state *st, const struct hurray_desc
     if (self == NULL) return NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
-    int status = hurray_descriptor_copy(self->d, d, NULL, &err);
+    int status = hurray_descriptor_copy(self->own, d, &hrpy_raw_allocator, &err);
     if (status != HURRAY_OK) {
         Py_DECREF(self);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     }
     return descriptor_complete(st, self, device);
 }
+
+PyObject *hrpy_descriptor_borrow(hrpy_state *st, const struct hurray_descriptor *d,
+                                 PyObject *owner, PyObject *device) {
+    DescriptorObject *self = (DescriptorObject *)hrpy_alloc_var(st->Descriptor_Type, 0);
+    if (self == NULL) return NULL;
+    self->d = d;
+    self->owner = Py_NewRef(owner);
+    return descriptor_complete(st, self, device);
+}
+
+PyObject *hrpy_descriptor_new_own(hrpy_state *st, struct hurray_descriptor **record) {
+    DescriptorObject *self = descriptor_alloc(st);
+    if (self == NULL) return NULL;
+    *record = self->own;
+    return (PyObject *)self;
+}
+
+int hrpy_descriptor_set_device(PyObject *desc, PyObject *device) {
+    DescriptorObject *self = DESC(desc);
+    if (self->device != NULL || device == NULL) {
+        PyErr_SetString(PyExc_SystemError, "descriptor: the device is set once");
+        return -1;
+    }
+    self->device = Py_NewRef(device);
+    return 0;
+}
+
+const struct hurray_descriptor *hrpy_descriptor_c(PyObject *desc) { return DESC(desc)->d; }
 
 /* One limit keyword: None/absent keeps the default. */
 static int limit_arg(PyObject *obj, const char *what, uint64_t max, uint64_t *field) {
@@ -241,13 +285,13 @@ static PyObject *descriptor_decode(PyObject *cls, PyObject *const *args, Py_ssiz
         PyBuffer_Release(&view);
         return NULL;
     }
-    struct hurray_decode_options opt = {&limits, NULL};
+    struct hurray_decode_options opt = {&limits, &hrpy_raw_allocator};
     struct hurray_error err;
     hurray_error_clear(&err);
     size_t consumed = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = hurray_descriptor_decode((const uint8_t *)view.buf, (size_t)view.len, &opt, self->d,
+    status = hurray_descriptor_decode((const uint8_t *)view.buf, (size_t)view.len, &opt, self->own,
                                       &consumed, &err);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
@@ -299,7 +343,14 @@ static PyObject *desc_get_layout(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *desc_get_buffer_handles(PyObject *self, void *Py_UNUSED(c)) {
-    return Py_NewRef(DESC(self)->buffer_handles);
+    DescriptorObject *d = DESC(self);
+    if (d->buffer_handles == NULL) {
+        hrpy_state *st = self_state(self);
+        if (st == NULL) return NULL;
+        d->buffer_handles = hrpy_buffer_handles(st, d->d, d->device);
+        if (d->buffer_handles == NULL) return NULL;
+    }
+    return Py_NewRef(d->buffer_handles);
 }
 
 static PyObject *desc_get_buffer_count(PyObject *self, void *Py_UNUSED(c)) {
@@ -485,28 +536,14 @@ static PyObject *desc_repr(PyObject *self) {
     return r;
 }
 
-static int desc_traverse(PyObject *self, visitproc visit, void *arg) {
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(DESC(self)->device);
-    Py_VISIT(DESC(self)->buffer_handles);
-    return 0;
-}
-
-static int desc_clear(PyObject *self) {
-    Py_CLEAR(DESC(self)->device);
-    Py_CLEAR(DESC(self)->buffer_handles);
-    return 0;
-}
-
 static void desc_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    (void)desc_clear(self);
-    if (DESC(self)->d != NULL) {
-        hurray_descriptor_reset(DESC(self)->d);
-        PyMem_Free(DESC(self)->d);
-        DESC(self)->d = NULL;
-    }
+    DescriptorObject *d = DESC(self);
+    Py_CLEAR(d->device);
+    Py_CLEAR(d->buffer_handles);
+    if (Py_SIZE(self) > 0) hurray_descriptor_reset(d->own);
+    d->d = NULL;
+    Py_CLEAR(d->owner);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -521,17 +558,15 @@ static PyType_Slot desc_slots[] = {
     {Py_tp_hash, PyObject_HashNotImplemented},
     {Py_tp_getset, desc_getset},
     {Py_tp_methods, desc_methods},
-    {Py_tp_traverse, desc_traverse},
-    {Py_tp_clear, desc_clear},
     {Py_tp_dealloc, desc_dealloc},
     {0, NULL},
 };
 
 static PyType_Spec desc_spec = {
     .name = "hurray.Descriptor",
-    .basicsize = sizeof(DescriptorObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
-             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .basicsize = (int)offsetof(DescriptorObject, own),
+    .itemsize = 8,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = desc_slots,
 };
 

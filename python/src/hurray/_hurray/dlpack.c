@@ -945,7 +945,7 @@ static PyObject *ingest(hrpy_state *st, PyObject *capsule, int copy, int produce
     s.rank = p.rank;
     memcpy(s.shape, p.shape, sizeof p.shape[0] * p.rank);
     s.layout.tag = p.layout;
-    if (p.layout == HURRAY_LAYOUT_STRIDED) memcpy(s.layout.strides, p.strides, sizeof p.strides);
+    if (p.layout == HURRAY_LAYOUT_STRIDED) s.layout.strides = p.strides; /* copied by the build */
     s.byte_offset = p.byte_offset;
     s.device = device;
     tensor = hrpy_tensor_build(st, &s, &part, 1);

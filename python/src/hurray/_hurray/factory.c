@@ -230,24 +230,21 @@ static void fill_bytes(uint8_t *dst, uint64_t size, const struct fill_value *f, 
 /* Bytes of buffer 0 for (dtype, shape, layout), from libhurray. */
 static int required_size(hrpy_state *st, const char *who, const struct hrpy_tensor_spec *s,
                          uint64_t *size) {
-    struct hurray_descriptor *d = PyMem_Malloc(sizeof *d);
+    /* A borrowed view: its spans point at the spec and at `table` (owns nothing). */
+    struct hurray_descriptor d;
+    struct hurray_buffer_desc table[1] = {{0, 0, HURRAY_SYNC_PRODUCER_SYNCED}};
     uint64_t sizes[HURRAY_MAX_BUFFERS];
     uint8_t known[HURRAY_MAX_BUFFERS];
     struct hurray_error err;
     hurray_error_clear(&err);
-    if (d == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    hurray_descriptor_init(d);
-    d->dtype = s->dtype;
-    d->rank = s->rank;
-    memcpy(d->shape, s->shape, sizeof d->shape[0] * s->rank);
-    d->layout = s->layout;
-    d->buffer_count = 1;
-    d->buffers[0].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
-    int status = hurray_descriptor_required_sizes(d, sizes, known, &err);
-    PyMem_Free(d); /* caller-built: owns nothing */
+    hurray_descriptor_init(&d);
+    d.dtype = s->dtype;
+    d.rank = s->rank;
+    d.shape = s->shape;
+    d.layout = s->layout;
+    d.buffer_count = 1;
+    d.buffers = table;
+    int status = hurray_descriptor_required_sizes(&d, sizes, known, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         return -1;

@@ -3,7 +3,7 @@
  *
  * The HRRYFILE container is libhurray's: the writer (hurray_file_write_path: validate
  * everything, write beside the path, rename over it) and the validating reader
- * (hurray_file_open_path: the whole file checked before anything is handed out, copy or
+ * (hurray_file_create_path: the whole file checked before anything is handed out, copy or
  * memory-mapped). This file converts arguments, builds the C item trees
  * (pycomposite.c) and turns loaded items into Tensor / Composite objects that keep the
  * file's image (an owned copy or the mapping) alive.
@@ -197,7 +197,7 @@ static struct hurray_file *open_file(hrpy_state *st, PyObject *path, int mode,
     const char *cpath = PyBytes_AS_STRING(path);
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = hurray_file_open_path(cpath, &opt, &f, &err);
+    status = hurray_file_create_path(cpath, &opt, &f, &err);
     Py_END_ALLOW_THREADS
     if (status != HURRAY_OK) {
         raise_file(st, status, &err);
@@ -297,7 +297,7 @@ fail:
     Py_CLEAR(result);
     Py_CLEAR(obj);
 done:
-    hurray_file_close(f); /* loaded items keep the image */
+    hurray_file_destroy(f); /* loaded items keep the image */
     Py_XDECREF(path);
     return result;
 }
@@ -328,7 +328,7 @@ static PyObject *io_load_kv(PyObject *module, PyObject *const *args, Py_ssize_t 
     Py_DECREF(path);
     if (f == NULL) return NULL;
     PyObject *result = hrpy_kv_to_dict(st, hurray_file_kv(f));
-    hurray_file_close(f);
+    hurray_file_destroy(f);
     return result;
 }
 

@@ -1,7 +1,9 @@
 /* The layout hierarchy (seed § Layout Descriptor Classes; memory-layout.md,
  * block-paged.md).
  *
- *   hurray.Layout                 base: holds one C struct hurray_layout
+ *   hurray.Layout                 base: holds one C struct hurray_layout,
+ *                                 whose rank-sized spans point at the object's
+ *                                 own arrays
  *   ├── RowMajorLayout  ColMajorLayout
  *   ├── StridedLayout   TiledLayout   MortonLayout   HilbertLayout
  *   ├── CooLayout       CsrLayout     CscLayout      CsfLayout
@@ -24,9 +26,14 @@
 
 typedef struct {
     PyObject_HEAD
-    struct hurray_layout c;
+    struct hurray_layout c; /* its rank-sized spans point at the arrays below */
     int param_rank;   /* rank of the parameters, -1 when they do not depend on it */
     PyObject *opaque; /* bytes holding c.opaque (private, unknown), or NULL */
+    int64_t strides[HURRAY_MAX_RANK];
+    int64_t inner_strides[HURRAY_MAX_RANK];
+    uint64_t tile_shape[HURRAY_MAX_RANK];
+    uint64_t fiber_counts[HURRAY_MAX_RANK];
+    uint8_t mode_order[HURRAY_MAX_RANK];
 } LayoutObject;
 
 #define LAYOUT(o) ((LayoutObject *)(o))
@@ -68,14 +75,29 @@ static const char *short_name(PyObject *self) {
     return dot ? dot + 1 : name;
 }
 
+/* The C layout's spans borrow the object's own arrays (zeroed by tp_alloc). */
+static void layout_point_spans(LayoutObject *self) {
+    self->c.strides = self->strides;
+    self->c.inner_strides = self->inner_strides;
+    self->c.tile_shape = self->tile_shape;
+    self->c.fiber_counts = self->fiber_counts;
+    self->c.mode_order = self->mode_order;
+}
+
 static LayoutObject *layout_alloc(PyTypeObject *type, uint8_t tag) {
     LayoutObject *self = (LayoutObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     memset(&self->c, 0, sizeof self->c);
     self->c.tag = tag;
+    layout_point_spans(self);
     self->param_rank = -1;
     self->opaque = NULL;
     return self;
+}
+
+/* n entries of a span (absent: left zero). */
+static void copy_span(void *dst, const void *src, size_t n) {
+    if (src != NULL && n > 0) memcpy(dst, src, n);
 }
 
 /* Takes ownership of `bytes` (a bytes object) as the opaque parameters. */
@@ -92,7 +114,14 @@ PyObject *hrpy_layout_from_c(hrpy_state *st, const struct hurray_layout *layout,
                               "layout: tag %s is invalid", HRPY_HEX(layout->tag));
     LayoutObject *self = layout_alloc(st->layout_types[cls], layout->tag);
     if (self == NULL) return NULL;
+    size_t r = rank > HURRAY_MAX_RANK ? HURRAY_MAX_RANK : rank;
     self->c = *layout;
+    layout_point_spans(self);
+    copy_span(self->strides, layout->strides, r * sizeof(int64_t));
+    copy_span(self->inner_strides, layout->inner_strides, r * sizeof(int64_t));
+    copy_span(self->tile_shape, layout->tile_shape, r * sizeof(uint64_t));
+    copy_span(self->fiber_counts, layout->fiber_counts, r ? (r - 1) * sizeof(uint64_t) : 0);
+    copy_span(self->mode_order, layout->mode_order, r);
     self->c.opaque = NULL;
     self->c.opaque_len = 0;
     if (is_rank_dependent(layout->tag) || cls == HRPY_LAYOUT_BASE) self->param_rank = rank;
@@ -398,7 +427,7 @@ static PyObject *strided_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     static const char *const names[] = {"strides"};
     LAYOUT_NEW_PROLOGUE("StridedLayout", HURRAY_LAYOUT_STRIDED, 1, 1, 1);
     Py_ssize_t n = 0;
-    if (hrpy_as_i64_array(a[0], "strides", HURRAY_MAX_RANK, self->c.strides, &n) < 0) {
+    if (hrpy_as_i64_array(a[0], "strides", HURRAY_MAX_RANK, self->strides, &n) < 0) {
         Py_DECREF(self);
         return NULL;
     }
@@ -430,10 +459,9 @@ static PyObject *tiled_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     static const char *const names[] = {"tile_shape", "outer_strides", "inner_strides"};
     LAYOUT_NEW_PROLOGUE("TiledLayout", HURRAY_LAYOUT_TILED, 3, 3, 3);
     Py_ssize_t n0 = 0, n1 = 0, n2 = 0;
-    if (hrpy_as_u64_array(a[0], "tile_shape", HURRAY_MAX_RANK, self->c.tile_shape, &n0) < 0 ||
-        hrpy_as_i64_array(a[1], "outer_strides", HURRAY_MAX_RANK, self->c.strides, &n1) < 0 ||
-        hrpy_as_i64_array(a[2], "inner_strides", HURRAY_MAX_RANK, self->c.inner_strides, &n2) <
-            0)
+    if (hrpy_as_u64_array(a[0], "tile_shape", HURRAY_MAX_RANK, self->tile_shape, &n0) < 0 ||
+        hrpy_as_i64_array(a[1], "outer_strides", HURRAY_MAX_RANK, self->strides, &n1) < 0 ||
+        hrpy_as_i64_array(a[2], "inner_strides", HURRAY_MAX_RANK, self->inner_strides, &n2) < 0)
         goto error;
     if (n0 != n1 || n0 != n2) {
         PyErr_Format(PyExc_ValueError,
@@ -527,8 +555,7 @@ static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     Py_ssize_t nf = 0, nm = 0;
     uint64_t modes[HURRAY_MAX_RANK];
     if (hrpy_as_u64(a[0], "nnz", &self->c.nnz) < 0) goto error;
-    if (hrpy_as_u64_array(a[1], "fiber_counts", HURRAY_MAX_RANK - 1, self->c.fiber_counts, &nf) <
-        0)
+    if (hrpy_as_u64_array(a[1], "fiber_counts", HURRAY_MAX_RANK - 1, self->fiber_counts, &nf) < 0)
         goto error;
     Py_ssize_t rank = nf + 1;
     if (a[2] == NULL || a[2] == Py_None) {
@@ -548,7 +575,7 @@ static PyObject *csf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
             PyErr_Format(PyExc_ValueError, "mode_order[%zd] must be in [0, 255]", k);
             goto error;
         }
-        self->c.mode_order[k] = (uint8_t)modes[k];
+        self->mode_order[k] = (uint8_t)modes[k];
     }
     self->param_rank = (int)rank;
     return layout_finish(st, self);

@@ -16,7 +16,13 @@
  *
  * Items read from a stream or a file become objects here: the item tree is owned by
  * one ItemMemory, and every Tensor over its buffers holds that ItemMemory, so the bytes
- * (an allocation, a file image or a mapping) live while any of them does. */
+ * (an allocation, a file image or a mapping) live while any of them does. Nothing of
+ * the tree is copied: a Tensor's or a Composite's Descriptor borrows its node's record
+ * (roles are moved out of the member records into the Composite first: they are the
+ * derived ones, which the reader checked), and a Composite read from C makes its member
+ * objects lazily, from the tree, the first time `members` is asked for (equality and
+ * repr make the ones they look at on the fly, keeping none): a composite of many members
+ * costs what its C tree costs, not one Python object per member. */
 #include "state.h"
 
 #include <limits.h>
@@ -64,7 +70,7 @@ PyObject *hrpy_item_memory_new(hrpy_state *st, struct hurray_item *item) {
     ItemMemoryObject *self =
         (ItemMemoryObject *)st->ItemMemory_Type->tp_alloc(st->ItemMemory_Type, 0);
     if (self == NULL) {
-        hurray_item_free(item);
+        hurray_item_destroy(item);
         return NULL;
     }
     self->item = item;
@@ -73,8 +79,7 @@ PyObject *hrpy_item_memory_new(hrpy_state *st, struct hurray_item *item) {
 
 static void item_memory_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    hurray_item_free(((ItemMemoryObject *)self)->item); /* unmaps / frees the bytes */
+    hurray_item_destroy(((ItemMemoryObject *)self)->item); /* unmaps / frees the bytes */
     ((ItemMemoryObject *)self)->item = NULL;
     tp->tp_free(self);
     Py_DECREF(tp);
@@ -84,16 +89,15 @@ static PyType_Slot item_memory_slots[] = {
     {Py_tp_doc, (void *)PyDoc_STR("The memory of items read from a stream or a file (an\n"
                                   "allocation, a file image or a mapping), held by every\n"
                                   "Tensor over it. Not constructible.")},
-    {Py_tp_traverse, hrpy_traverse_type_only},
     {Py_tp_dealloc, item_memory_dealloc},
     {0, NULL},
 };
 
+/* Not GC-tracked: it refers to nothing but its type (one per item read). */
 static PyType_Spec item_memory_spec = {
     .name = "hurray._hurray.ItemMemory",
     .basicsize = sizeof(ItemMemoryObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
-             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = item_memory_slots,
 };
 
@@ -101,10 +105,17 @@ static PyType_Spec item_memory_spec = {
 
 typedef struct {
     PyObject_HEAD
-    struct hurray_descriptor *head; /* role-free: as it presents at top level */
-    PyObject *device;               /* the head's Device */
-    PyObject *members;              /* tuple of Tensor / Composite */
-    uint8_t *roles;                 /* member_count bytes: HURRAY_ROLE_* or 0 */
+    PyObject *descriptor;                 /* the head's hurray.Descriptor: its one record */
+    const struct hurray_descriptor *head; /* that record; role-free: as at top level */
+    PyObject *device;                     /* the head's Device */
+    PyObject *members;                    /* tuple of Tensor / Composite; NULL until made */
+    uint8_t *roles;                       /* member_count bytes: HURRAY_ROLE_* or 0 */
+    uint32_t member_count;
+    /* read from C: the node the members are made from, its tree's ItemMemory */
+    struct hurray_item *item;
+    PyObject *owner;
+    int readonly;
+    unsigned depth;
 } CompositeObject;
 
 #define COMPOSITE(o) ((CompositeObject *)(o))
@@ -114,26 +125,20 @@ static int is_composite(hrpy_state *st, PyObject *obj) {
 }
 
 static CompositeObject *composite_alloc(hrpy_state *st) {
-    CompositeObject *self =
-        (CompositeObject *)st->Composite_Type->tp_alloc(st->Composite_Type, 0);
-    if (self == NULL) return NULL;
-    self->head = PyMem_Malloc(sizeof *self->head);
-    if (self->head == NULL) {
-        Py_DECREF(self);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    hurray_descriptor_init(self->head);
-    return self;
+    return (CompositeObject *)st->Composite_Type->tp_alloc(st->Composite_Type, 0);
 }
 
 static int composite_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(COMPOSITE(self)->device);
     Py_VISIT(COMPOSITE(self)->members);
+    Py_VISIT(COMPOSITE(self)->descriptor);
+    Py_VISIT(COMPOSITE(self)->owner);
     return 0;
 }
 
+/* The descriptor and the tree's owner stay until dealloc: the head record and the
+ * item must not dangle while the object exists (no cycle runs through them). */
 static int composite_clear(PyObject *self) {
     Py_CLEAR(COMPOSITE(self)->device);
     Py_CLEAR(COMPOSITE(self)->members);
@@ -145,11 +150,10 @@ static void composite_dealloc(PyObject *self) {
     CompositeObject *c = COMPOSITE(self);
     PyObject_GC_UnTrack(self);
     (void)composite_clear(self);
-    if (c->head != NULL) {
-        hurray_descriptor_reset(c->head);
-        PyMem_Free(c->head);
-        c->head = NULL;
-    }
+    c->head = NULL;
+    c->item = NULL;
+    Py_CLEAR(c->descriptor);
+    Py_CLEAR(c->owner);
     PyMem_Free(c->roles);
     c->roles = NULL;
     tp->tp_free(self);
@@ -205,8 +209,10 @@ static int present(hrpy_state *st, struct built_item *b, const struct hurray_des
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         return -1;
     }
-    b->own->has_role = role != 0;
-    b->own->role = role;
+    if (role != 0)
+        hurray_descriptor_set_role(b->own, role);
+    else
+        hurray_descriptor_clear_role(b->own);
     if (host) {
         b->own->device = HURRAY_DEVICE_CPU;
         b->own->memory_class = HURRAY_MEM_STANDARD;
@@ -214,6 +220,8 @@ static int present(hrpy_state *st, struct built_item *b, const struct hurray_des
     b->item.descriptor = b->own;
     return 0;
 }
+
+static PyObject *composite_members(hrpy_state *st, CompositeObject *c);
 
 static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const char *who,
                  unsigned depth, struct hurray_item **out) {
@@ -261,15 +269,17 @@ static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const ch
     }
     CompositeObject *c = COMPOSITE(obj);
     if (present(st, b, c->head, role, mode) < 0) return -1;
-    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
-    b->item.members = PyMem_Calloc((size_t)n, sizeof *b->item.members);
+    PyObject *members = composite_members(st, c); /* borrowed */
+    if (members == NULL) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(members);
+    b->item.members = PyMem_Calloc((size_t)(n ? n : 1), sizeof *b->item.members);
     if (b->item.members == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     b->item.member_count = (uint32_t)n;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (build(st, PyTuple_GET_ITEM(c->members, i), c->roles[i], mode, who, depth + 1,
+        if (build(st, PyTuple_GET_ITEM(members, i), c->roles[i], mode, who, depth + 1,
                   &b->item.members[i]) < 0)
             return -1;
     return 0;
@@ -288,14 +298,25 @@ int hrpy_item_build(hrpy_state *st, PyObject *obj, int mode, const char *who,
 /* The address an empty buffer is given: never dereferenced, never NULL. */
 static _Alignas(64) uint8_t empty_bytes[64];
 
-static PyObject *object_from_item(hrpy_state *st, const struct hurray_item *it, PyObject *owner,
+static PyObject *object_from_item(hrpy_state *st, struct hurray_item *it, PyObject *owner,
                                   int readonly, unsigned depth);
 
-static PyObject *composite_from_item(hrpy_state *st, const struct hurray_item *it,
-                                     PyObject *owner, int readonly, unsigned depth) {
+/* The head record's Device: the shared Device('cpu') for cpu/standard. */
+static PyObject *head_device(hrpy_state *st, const struct hurray_descriptor *d) {
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+        return Py_NewRef(st->cpu_device);
+    return hrpy_device_new(st, d->device, d->memory_class, 0);
+}
+
+/* A Composite over node `it` of a tree `owner` keeps: the head's record borrowed, the
+ * members made when first needed. Each member's role moves from its record to
+ * c->roles: the derived role (the reader checked the wire's against it, HR-COMP-3),
+ * so this can run again over the same node and find the same roles. */
+static PyObject *composite_from_item(hrpy_state *st, struct hurray_item *it, PyObject *owner,
+                                     int readonly, unsigned depth) {
     struct hurray_error err;
     hurray_error_clear(&err);
-    const struct hurray_descriptor *d = it->descriptor;
+    struct hurray_descriptor *d = it->descriptor;
     if (it->member_count != d->layout.member_count || it->members == NULL)
         return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "members",
                               "members: the item holds %lu members, its head declares %lu",
@@ -303,42 +324,64 @@ static PyObject *composite_from_item(hrpy_state *st, const struct hurray_item *i
                               (unsigned long)d->layout.member_count);
     CompositeObject *c = composite_alloc(st);
     if (c == NULL) return NULL;
-    int status = hurray_descriptor_copy(c->head, d, NULL, &err);
-    if (status != HURRAY_OK) {
-        Py_DECREF(c);
-        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
-    }
-    c->head->has_role = 0; /* its parent holds it */
-    c->head->role = 0;
-    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
-        c->device = Py_NewRef(st->cpu_device);
-    else
-        c->device = hrpy_device_new(st, d->device, d->memory_class, 0);
+    c->item = it;
+    c->owner = Py_NewRef(owner);
+    c->readonly = readonly;
+    c->depth = depth;
+    c->member_count = it->member_count;
+    c->head = d;
+    c->device = head_device(st, d);
+    c->descriptor = c->device ? hrpy_descriptor_borrow(st, d, owner, c->device) : NULL;
     c->roles = PyMem_Calloc(it->member_count ? it->member_count : 1, 1);
-    c->members = PyTuple_New((Py_ssize_t)it->member_count);
-    if (c->device == NULL || c->roles == NULL || c->members == NULL) {
+    if (c->device == NULL || c->descriptor == NULL || c->roles == NULL) {
         if (c->roles == NULL) PyErr_NoMemory();
         Py_DECREF(c);
         return NULL;
     }
     for (uint32_t i = 0; i < it->member_count; i++) {
-        const struct hurray_item *m = it->members[i];
-        PyObject *obj = m ? object_from_item(st, m, owner, readonly, depth + 1) : NULL;
-        if (obj == NULL) {
-            if (!PyErr_Occurred())
-                hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_ARGUMENT, "members",
-                               "members[%lu] is missing", (unsigned long)i);
+        struct hurray_descriptor *m = it->members[i] ? it->members[i]->descriptor : NULL;
+        if (m == NULL) {
             Py_DECREF(c);
-            return NULL;
+            return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_ARGUMENT, "members",
+                                  "members[%lu] is missing", (unsigned long)i);
         }
-        PyTuple_SET_ITEM(c->members, i, obj);
-        /* the role it arrived with: kept, never re-derived (seed § Overlay member roles) */
-        c->roles[i] = m->descriptor->has_role ? m->descriptor->role : 0;
+        int status = hurray_composite_member_role(d, i, &c->roles[i], &err);
+        if (status != HURRAY_OK) {
+            Py_DECREF(c);
+            return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        }
+        if (m->has_role && m->role != c->roles[i]) {
+            Py_DECREF(c);
+            return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "member_role",
+                                  "members[%lu]: role %u, the derived one is %u",
+                                  (unsigned long)i, (unsigned)m->role, (unsigned)c->roles[i]);
+        }
+        hurray_descriptor_clear_role(m); /* the composite holds it */
     }
     return (PyObject *)c;
 }
 
-static PyObject *object_from_item(hrpy_state *st, const struct hurray_item *it, PyObject *owner,
+/* Member i as an object: from the members tuple once made, else made from the tree
+ * (a new object each call). New reference. */
+static PyObject *member_at(hrpy_state *st, CompositeObject *c, uint32_t i) {
+    if (c->members != NULL) return Py_NewRef(PyTuple_GET_ITEM(c->members, i));
+    return object_from_item(st, c->item->members[i], c->owner, c->readonly, c->depth + 1);
+}
+
+/* The members tuple (borrowed), made from the tree the first time. */
+static PyObject *composite_members(hrpy_state *st, CompositeObject *c) {
+    if (c->members != NULL) return c->members;
+    PyObject *t = PyTuple_New((Py_ssize_t)c->member_count);
+    for (uint32_t i = 0; t != NULL && i < c->member_count; i++) {
+        PyObject *m = member_at(st, c, i);
+        if (m == NULL) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, m);
+    }
+    c->members = t;
+    return t;
+}
+
+static PyObject *object_from_item(hrpy_state *st, struct hurray_item *it, PyObject *owner,
                                   int readonly, unsigned depth) {
     if (it->descriptor == NULL)
         return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "item",
@@ -368,11 +411,13 @@ static PyObject *object_from_item(hrpy_state *st, const struct hurray_item *it, 
         parts[i].readonly = readonly || b->size == 0;
         parts[i].align_log2 = d->buffers[i].alignment_log2; /* declared, kept as read */
     }
-    return hrpy_tensor_from_c(st, d, parts, d->buffer_count);
+    return hrpy_tensor_from_c(st, d, owner, parts, d->buffer_count);
 }
 
-PyObject *hrpy_item_to_object(hrpy_state *st, const struct hurray_item *item, PyObject *owner,
+PyObject *hrpy_item_to_object(hrpy_state *st, struct hurray_item *item, PyObject *owner,
                               int readonly) {
+    /* A member loaded on its own (a file entry by name) presents without its role. */
+    if (item->descriptor != NULL) hurray_descriptor_clear_role(item->descriptor);
     return object_from_item(st, item, owner, readonly, 1);
 }
 
@@ -429,7 +474,10 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     if (hrpy_bind_tuple("Composite", args, kwargs, names, 8, 5, 4, a) < 0) return NULL;
     self = composite_alloc(st);
     if (self == NULL) return NULL;
-    struct hurray_descriptor *h = self->head;
+    struct hurray_descriptor *h = NULL;
+    self->descriptor = hrpy_descriptor_new_own(st, &h);
+    if (self->descriptor == NULL) goto error;
+    self->head = h;
     h->layout.tag = HURRAY_LAYOUT_COMPOSITE;
     if (byte_for_name(a[0], "Composite", "composition_rule", hurray_composite_rule_name,
                       &h->layout.rule) < 0)
@@ -438,7 +486,14 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
         byte_for_name(a[4], "Composite", "combine_op", hurray_combine_op_name,
                       &h->layout.combine) < 0)
         goto error;
-    if (hrpy_as_shape(st, a[1], h->shape, &h->rank) < 0) goto error;
+    uint64_t shape[HURRAY_MAX_RANK];
+    uint8_t rank = 0;
+    if (hrpy_as_shape(st, a[1], shape, &rank) < 0) goto error;
+    int status = hurray_descriptor_set_shape(h, rank, shape, &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto error;
+    }
     if (!hrpy_dtype_tag_of(st, a[2], &h->dtype)) {
         PyErr_Format(PyExc_TypeError, "Composite: dtype must be a hurray.Dtype, not %.100s",
                      Py_TYPE(a[2])->tp_name);
@@ -472,6 +527,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
         goto error;
     }
     h->layout.member_count = (uint32_t)n; /* taken from members: it cannot disagree */
+    self->member_count = (uint32_t)n;
     if (a[5] != NULL && a[5] != Py_None) {
         uint8_t shard_rank = 0;
         const struct hurray_shard *s = hrpy_shard_c(st, a[5], &shard_rank);
@@ -486,8 +542,11 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
                            (int)shard_rank, (int)h->rank);
             goto error;
         }
-        h->shard = *s;
-        h->has_shard = 1;
+        status = hurray_descriptor_set_shard(h, s, &err);
+        if (status != HURRAY_OK) {
+            hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+            goto error;
+        }
     }
     if (a[6] != NULL && a[6] != Py_None) {
         const struct hurray_statistics *s = hrpy_statistics_c(st, a[6]);
@@ -497,8 +556,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
                          Py_TYPE(a[6])->tp_name);
             goto error;
         }
-        h->statistics = *s;
-        h->has_statistics = 1;
+        hurray_descriptor_set_statistics(h, s);
     }
     if (a[7] == NULL || a[7] == Py_None) {
         device = Py_NewRef(st->cpu_device);
@@ -514,8 +572,9 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     (void)hrpy_device_tags(st, device, &h->device, &h->memory_class, &device_id);
     self->device = device;
     device = NULL;
+    if (hrpy_descriptor_set_device(self->descriptor, self->device) < 0) goto error;
     /* the head, then the roles, then the whole tree: every rule is libhurray's */
-    int status = hurray_descriptor_validate(h, authoring_limits(&lim), &err);
+    status = hurray_descriptor_validate(h, authoring_limits(&lim), &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
@@ -573,23 +632,15 @@ static int descriptors_equal(const struct hurray_descriptor *a, const struct hur
     for (unsigned i = 0; i < a->buffer_count; i++)
         same_alignment &= a->buffers[i].alignment_log2 == b->buffers[i].alignment_log2;
     if (same_alignment) return hurray_descriptor_equal(a, b);
-    struct hurray_descriptor *tmp = PyMem_Malloc(sizeof *tmp);
-    if (tmp == NULL) {
-        PyErr_NoMemory();
-        return -1;
+    /* b seen with a's alignments: a borrowed view over b's record and a copy of its table */
+    struct hurray_buffer_desc table[HURRAY_MAX_BUFFERS];
+    struct hurray_descriptor view = *b;
+    for (unsigned i = 0; i < b->buffer_count; i++) {
+        table[i] = b->buffers[i];
+        table[i].alignment_log2 = a->buffers[i].alignment_log2;
     }
-    hurray_descriptor_init(tmp);
-    int eq = -1;
-    if (hurray_descriptor_copy(tmp, b, NULL, NULL) == HURRAY_OK) {
-        for (unsigned i = 0; i < a->buffer_count; i++)
-            tmp->buffers[i].alignment_log2 = a->buffers[i].alignment_log2;
-        eq = hurray_descriptor_equal(a, tmp);
-    } else {
-        PyErr_NoMemory();
-    }
-    hurray_descriptor_reset(tmp);
-    PyMem_Free(tmp);
-    return eq;
+    view.buffers = table;
+    return hurray_descriptor_equal(a, &view);
 }
 
 static int tensors_equal(hrpy_state *st, PyObject *a, PyObject *b) {
@@ -606,17 +657,21 @@ static int tensors_equal(hrpy_state *st, PyObject *a, PyObject *b) {
     return 1;
 }
 
+/* Members are compared one pair at a time: a composite read from C makes each member
+ * for the comparison and drops it (members_at), so comparing holds two at a time. */
 static int composites_equal(hrpy_state *st, PyObject *a, PyObject *b, unsigned depth) {
     CompositeObject *x = COMPOSITE(a), *y = COMPOSITE(b);
     if (a == b) return 1;
     int eq = descriptors_equal(x->head, y->head);
     if (eq <= 0) return eq;
-    Py_ssize_t n = PyTuple_GET_SIZE(x->members);
-    if (n != PyTuple_GET_SIZE(y->members)) return 0;
+    uint32_t n = x->member_count;
+    if (n != y->member_count) return 0;
     if (n > 0 && memcmp(x->roles, y->roles, (size_t)n) != 0) return 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        eq = object_equal(st, PyTuple_GET_ITEM(x->members, i), PyTuple_GET_ITEM(y->members, i),
-                          depth + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        PyObject *mx = member_at(st, x, i), *my = mx ? member_at(st, y, i) : NULL;
+        eq = my ? object_equal(st, mx, my, depth + 1) : -1;
+        Py_XDECREF(mx);
+        Py_XDECREF(my);
         if (eq <= 0) return eq;
     }
     return 1;
@@ -668,16 +723,18 @@ static PyObject *c_get_dtype(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *c_get_members(PyObject *self, void *Py_UNUSED(c)) {
-    return Py_NewRef(COMPOSITE(self)->members);
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
+    PyObject *members = st ? composite_members(st, COMPOSITE(self)) : NULL;
+    return Py_XNewRef(members);
 }
 
 static PyObject *c_get_member_count(PyObject *self, void *Py_UNUSED(c)) {
-    return PyLong_FromSsize_t(PyTuple_GET_SIZE(COMPOSITE(self)->members));
+    return PyLong_FromUnsignedLong(COMPOSITE(self)->member_count);
 }
 
 static PyObject *c_get_member_roles(PyObject *self, void *Py_UNUSED(c)) {
     CompositeObject *c = COMPOSITE(self);
-    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
+    Py_ssize_t n = (Py_ssize_t)c->member_count;
     PyObject *t = PyTuple_New(n);
     for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
         const char *name = c->roles[i] ? hurray_member_role_name(c->roles[i]) : NULL;
@@ -692,9 +749,7 @@ static PyObject *c_get_member_roles(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *c_get_descriptor(PyObject *self, void *Py_UNUSED(c)) {
-    hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
-    return st ? hrpy_descriptor_from_c_device(st, COMPOSITE(self)->head, COMPOSITE(self)->device)
-              : NULL;
+    return Py_NewRef(COMPOSITE(self)->descriptor);
 }
 
 static PyObject *c_get_layout(PyObject *self, void *Py_UNUSED(c)) {
@@ -779,7 +834,7 @@ static PyObject *composite_repr_at(hrpy_state *st, PyObject *self, unsigned dept
                                 shape, dtype, extra);
     if (line == NULL || PyList_Append(parts, line) < 0) goto done;
     Py_CLEAR(line);
-    Py_ssize_t n = PyTuple_GET_SIZE(c->members);
+    Py_ssize_t n = (Py_ssize_t)c->member_count;
     int elide = n > REPR_HEAD_MEMBERS + REPR_TAIL_MEMBERS + 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (elide && i == REPR_HEAD_MEMBERS) {
@@ -790,7 +845,9 @@ static PyObject *composite_repr_at(hrpy_state *st, PyObject *self, unsigned dept
             i = n - REPR_TAIL_MEMBERS - 1;
             continue;
         }
-        PyObject *m = member_repr(st, PyTuple_GET_ITEM(c->members, i), depth + 1, pad);
+        PyObject *obj = member_at(st, c, (uint32_t)i);
+        PyObject *m = obj ? member_repr(st, obj, depth + 1, pad) : NULL;
+        Py_XDECREF(obj);
         if (m == NULL) goto done;
         line = PyUnicode_FromFormat("\n%U%U,", pad, m);
         Py_DECREF(m);

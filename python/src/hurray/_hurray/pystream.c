@@ -298,7 +298,7 @@ typedef struct {
 #define READER(o) ((ReaderObject *)(o))
 
 static void reader_release(ReaderObject *self) {
-    hurray_stream_reader_free(self->r);
+    hurray_stream_reader_destroy(self->r);
     self->r = NULL;
     transport_close(&self->t);
     if (self->has_src) {
@@ -640,7 +640,7 @@ static void writer_dealloc(PyObject *op) {
     WriterObject *self = WRITER(op);
     PyObject_GC_UnTrack(op);
     if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
-    hurray_stream_writer_free(self->w); /* finishes, ignoring errors */
+    hurray_stream_writer_destroy(self->w); /* finishes, ignoring errors */
     self->w = NULL;
     transport_close(&self->t);
     if (self->lock != NULL) PyThread_free_lock(self->lock);

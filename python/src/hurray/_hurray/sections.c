@@ -17,8 +17,10 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    struct hurray_shard c;
+    struct hurray_shard c; /* its spans point at the arrays below */
     uint8_t rank;
+    uint64_t global_shape[HURRAY_MAX_RANK];
+    uint64_t global_offset[HURRAY_MAX_RANK];
 } ShardObject;
 
 #define STATS(o) ((StatisticsObject *)(o))
@@ -155,7 +157,12 @@ const struct hurray_shard *hrpy_shard_c(hrpy_state *st, PyObject *obj, uint8_t *
 PyObject *hrpy_shard_from_c(hrpy_state *st, const struct hurray_shard *s, uint8_t rank) {
     ShardObject *self = (ShardObject *)st->Shard_Type->tp_alloc(st->Shard_Type, 0);
     if (self == NULL) return NULL;
+    size_t n = (rank > HURRAY_MAX_RANK ? HURRAY_MAX_RANK : rank) * sizeof(uint64_t);
     self->c = *s;
+    self->c.global_shape = self->global_shape;
+    self->c.global_offset = self->global_offset;
+    if (n > 0 && s->global_shape != NULL) memcpy(self->global_shape, s->global_shape, n);
+    if (n > 0 && s->global_offset != NULL) memcpy(self->global_offset, s->global_offset, n);
     self->rank = rank;
     return (PyObject *)self;
 }
@@ -168,13 +175,16 @@ static PyObject *shard_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (st == NULL) return NULL;
     if (hrpy_bind_tuple("Shard", args, kwargs, names, 4, 4, 4, a) < 0) return NULL;
     struct hurray_shard s;
+    uint64_t global_shape[HURRAY_MAX_RANK], global_offset[HURRAY_MAX_RANK];
     memset(&s, 0, sizeof s);
+    s.global_shape = global_shape;
+    s.global_offset = global_offset;
     uint64_t index, count;
     Py_ssize_t n_shape = 0, n_offset = 0;
     if (hrpy_as_uint_max(a[0], "shard_index", UINT32_MAX, &index) < 0 ||
         hrpy_as_uint_max(a[1], "shard_count", UINT32_MAX, &count) < 0 ||
-        hrpy_as_u64_array(a[2], "global_shape", HURRAY_MAX_RANK, s.global_shape, &n_shape) < 0 ||
-        hrpy_as_u64_array(a[3], "global_offset", HURRAY_MAX_RANK, s.global_offset, &n_offset) < 0)
+        hrpy_as_u64_array(a[2], "global_shape", HURRAY_MAX_RANK, global_shape, &n_shape) < 0 ||
+        hrpy_as_u64_array(a[3], "global_offset", HURRAY_MAX_RANK, global_offset, &n_offset) < 0)
         return NULL;
     if (n_shape != n_offset)
         return PyErr_Format(PyExc_ValueError,

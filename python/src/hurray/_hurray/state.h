@@ -107,6 +107,15 @@ static inline hrpy_state *hrpy_state_from_module(PyObject *module) {
     return (hrpy_state *)PyModule_GetState(module);
 }
 
+/* A variable-size instance of exactly n items. tp_alloc (PyType_GenericAlloc) makes room
+ * for n + 1 (a sentinel our types never use): ask for n - 1 and set the size, so that an
+ * object costs what its items need (a Tensor's buffer slots, a Descriptor's record). */
+static inline PyObject *hrpy_alloc_var(PyTypeObject *type, Py_ssize_t n) {
+    PyObject *obj = type->tp_alloc(type, n > 0 ? n - 1 : 0);
+    if (obj != NULL) Py_SET_SIZE(obj, n);
+    return obj;
+}
+
 /* Shared tp_traverse/tp_dealloc for instances that hold no references. */
 int hrpy_traverse_type_only(PyObject *self, visitproc visit, void *arg);
 void hrpy_dealloc_simple(PyObject *self);
@@ -219,6 +228,17 @@ const struct hurray_shard *hrpy_shard_c(hrpy_state *st, PyObject *obj, uint8_t *
 int hrpy_descriptor_init(PyObject *module, hrpy_state *st);
 /* New Descriptor owning a deep copy of `d` (which must be valid). */
 PyObject *hrpy_descriptor_from_c(hrpy_state *st, const struct hurray_descriptor *d);
+/* New Descriptor over the record `d` of an item tree that `owner` (an ItemMemory) keeps
+ * alive: nothing copied. `device` NULL: made from the record. */
+PyObject *hrpy_descriptor_borrow(hrpy_state *st, const struct hurray_descriptor *d,
+                                 PyObject *owner, PyObject *device);
+/* New Descriptor with an embedded, initialised record (its storage from
+ * hrpy_raw_allocator) for the caller to fill through *record before anyone else sees
+ * it, and no Device yet (hrpy_descriptor_set_device, once). */
+PyObject *hrpy_descriptor_new_own(hrpy_state *st, struct hurray_descriptor **record);
+int hrpy_descriptor_set_device(PyObject *desc, PyObject *device);
+/* The record of a Descriptor (borrowed, alive with it). */
+const struct hurray_descriptor *hrpy_descriptor_c(PyObject *desc);
 /* The BufferHandle tuple for `d`, every handle sharing `device`. */
 PyObject *hrpy_buffer_handles(hrpy_state *st, const struct hurray_descriptor *d,
                               PyObject *device);
@@ -248,7 +268,9 @@ struct hrpy_tensor_spec {
     uint8_t dtype;
     uint8_t rank;
     uint64_t shape[HURRAY_MAX_RANK];
-    struct hurray_layout layout; /* opaque bytes borrowed from layout_obj */
+    /* spans and opaque bytes borrowed (from layout_obj or the caller) for the call:
+     * hrpy_tensor_build copies them into the tensor's descriptor record */
+    struct hurray_layout layout;
     PyObject *layout_obj;        /* borrowed; NULL when the layout has no opaque bytes */
     const struct hurray_quant *quant;     /* NULL: none; indices re-derived from the layout */
     const struct hurray_statistics *stats; /* NULL: none */
@@ -297,10 +319,12 @@ static inline hrpy_hex hrpy_hex_byte(unsigned v) {
 #define HRPY_HEX(v) (hrpy_hex_byte((unsigned)(v)).s)
 
 /* ---- tensor.c: tensors read from streams and files, and the C view writers take ---- */
-/* A Tensor over `n` parts with a deep copy of the decoded descriptor `d`, its member-role
- * section dropped (a tensor has no role; its composite holds it). Alignment and sync modes
- * are kept as declared; the bytes are host memory whatever the device tag says. */
-PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d,
+/* A Tensor over `n` parts with the decoded descriptor `d`: borrowed when `owner` (the
+ * ItemMemory of the item tree `d` lives in) is given, which then must carry no member-role
+ * section (a tensor has no role; its composite holds it: hrpy_item_to_object moves roles
+ * out of the tree); else a deep copy with the role dropped. Alignment and sync modes are
+ * kept as declared; the bytes are host memory whatever the device tag says. */
+PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n);
 /* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not
  * one. *host: whether its bytes are CPU-addressable (device cpu, or read from a stream or
@@ -311,11 +335,13 @@ uint8_t *hrpy_tensor_data(PyObject *tensor, unsigned i);
 
 /* ---- pycomposite.c: hurray.Composite and the bridge between objects and C items ---- */
 int hrpy_composite_init(PyObject *module, hrpy_state *st);
-/* A Tensor or Composite for a C item tree, whose buffers live in `owner` (which keeps
- * them valid). Roles move from member descriptors to the composite. */
-PyObject *hrpy_item_to_object(hrpy_state *st, const struct hurray_item *item, PyObject *owner,
+/* A Tensor or Composite for a C item tree that `owner` (its ItemMemory) keeps valid:
+ * buffers and descriptor records are borrowed from the tree, not copied; a Composite's
+ * members are made from it when first needed. Roles move from member descriptors to the
+ * composite (the records in the tree lose them). */
+PyObject *hrpy_item_to_object(hrpy_state *st, struct hurray_item *item, PyObject *owner,
                               int readonly);
-/* An ItemMemory owning `item` (freed with hurray_item_free when the last object over its
+/* An ItemMemory owning `item` (freed with hurray_item_destroy when the last object over its
  * buffers is gone); frees `item` on failure. */
 PyObject *hrpy_item_memory_new(hrpy_state *st, struct hurray_item *item);
 enum hrpy_item_mode {

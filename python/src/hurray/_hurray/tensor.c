@@ -3,19 +3,21 @@
  * § NumPy Interoperability; buffer-protocol.md, memory-layout.md).
  *
  * One class for every layout. A Tensor holds:
- *   - one heap struct hurray_descriptor, built in C from the constructor's
- *     arguments and the actual buffers, and validated by
- *     hurray_descriptor_validate (the three tiers; nothing inferred or
- *     corrected);
+ *   - its hurray.Descriptor, whose one C record (the compact struct
+ *     hurray_descriptor) the tensor reads: built in C from the constructor's
+ *     arguments and the actual buffers through libhurray's setters, and
+ *     validated by hurray_descriptor_validate (the three tiers; nothing
+ *     inferred or corrected); for a tensor read from a stream or a file, the
+ *     record of the item tree it came from, borrowed (descriptor.c);
  *   - one slot per buffer-table entry: the address and declared size, the
  *     object that keeps the memory valid (a Py_buffer export held for the
  *     tensor's lifetime, an AlignedBuffer the binding allocated, the ndarray
  *     from_numpy shares, or the parent tensor of a component view), the
  *     read-only flag and the declared alignment;
  *   - its Device (which carries the runtime device_id).
- * Nothing changes after construction. Layout, quantization, statistics,
- * shard, descriptor and buffer_handles are fresh value objects per access,
- * equal each time.
+ * Nothing changes after construction. descriptor is that one Descriptor object
+ * (and buffer_handles its tuple); layout, quantization, statistics and shard
+ * are fresh value objects per access, equal each time.
  *
  * The buffer table is filled from the buffers themselves: size = their length
  * in bytes, alignment measured from the address (owned buffers: what was
@@ -40,17 +42,17 @@ struct hrpy_tbuf {
     char *ptr;
     uint64_t size;
     PyObject *owner;  /* keeps ptr valid; NULL when `view` does */
-    Py_buffer view;   /* the exporter's buffer, held for the tensor's lifetime */
-    uint8_t has_view;
+    Py_buffer *view;  /* the exporter's buffer, held for the tensor's lifetime; NULL
+                         unless the bytes came through the buffer protocol */
     uint8_t readonly;
     uint8_t align_log2;
 };
 
 typedef struct {
     PyObject_VAR_HEAD
-    struct hurray_descriptor *d;
+    const struct hurray_descriptor *d; /* the record of `descriptor` */
+    PyObject *descriptor;              /* hurray.Descriptor: the one record */
     PyObject *device;
-    PyObject *layout_keep; /* Layout whose opaque bytes d->layout.opaque points into */
     PyObject *weakreflist;
     uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
     struct hrpy_tbuf bufs[];
@@ -64,28 +66,31 @@ typedef struct {
 /* ---- allocation and lifetime ------------------------------------------------------------ */
 
 static TensorObject *tensor_alloc(hrpy_state *st, Py_ssize_t nbuf) {
+    TensorObject *self;
     if (nbuf > HURRAY_MAX_BUFFERS) {
         hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "buffer_count",
                        "buffer_count: %zd buffers; a descriptor holds at most %d", nbuf,
                        HURRAY_MAX_BUFFERS);
         return NULL;
     }
-    TensorObject *self = (TensorObject *)st->Tensor_Type->tp_alloc(st->Tensor_Type, nbuf);
-    if (self == NULL) return NULL;
-    self->d = PyMem_Malloc(sizeof *self->d);
-    if (self->d == NULL) {
-        Py_DECREF(self);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    hurray_descriptor_init(self->d);
+    self = (TensorObject *)hrpy_alloc_var(st->Tensor_Type, nbuf);
     return self;
 }
 
+/* Gives `self` a Descriptor with an embedded record for the caller to fill. */
+static struct hurray_descriptor *tensor_own_record(hrpy_state *st, TensorObject *self) {
+    struct hurray_descriptor *record = NULL;
+    self->descriptor = hrpy_descriptor_new_own(st, &record);
+    if (self->descriptor == NULL) return NULL;
+    self->d = record;
+    return record;
+}
+
 static void slot_release(struct hrpy_tbuf *b) {
-    if (b->has_view) {
-        PyBuffer_Release(&b->view);
-        b->has_view = 0;
+    if (b->view != NULL) {
+        PyBuffer_Release(b->view);
+        PyMem_Free(b->view);
+        b->view = NULL;
     }
     Py_CLEAR(b->owner);
     b->ptr = NULL;
@@ -95,7 +100,7 @@ static int tensor_traverse(PyObject *self, visitproc visit, void *arg) {
     TensorObject *t = TENSOR(self);
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(t->device);
-    Py_VISIT(t->layout_keep);
+    Py_VISIT(t->descriptor);
     /* Owners are plain references. An exporter we hold a Py_buffer of is not
      * visited: the collector would otherwise tp_clear it while exported (a
      * memoryview's clear drops its managed buffer despite open exports, and
@@ -105,11 +110,11 @@ static int tensor_traverse(PyObject *self, visitproc visit, void *arg) {
     return 0;
 }
 
-/* The buffers stay until dealloc: a cycle through an exporter is broken by
- * the exporter's own clear, and the pointers must not dangle before. */
+/* The buffers and the descriptor stay until dealloc: a cycle through an
+ * exporter is broken by the exporter's own clear, and the pointers must not
+ * dangle before (no cycle runs through a Descriptor). */
 static int tensor_clear(PyObject *self) {
     Py_CLEAR(TENSOR(self)->device);
-    Py_CLEAR(TENSOR(self)->layout_keep);
     return 0;
 }
 
@@ -120,11 +125,8 @@ static void tensor_dealloc(PyObject *self) {
     if (t->weakreflist != NULL) PyObject_ClearWeakRefs(self);
     (void)tensor_clear(self);
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) slot_release(&t->bufs[i]);
-    if (t->d != NULL) {
-        hurray_descriptor_reset(t->d);
-        PyMem_Free(t->d);
-        t->d = NULL;
-    }
+    t->d = NULL;
+    Py_CLEAR(t->descriptor);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -165,8 +167,7 @@ static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct 
     int layout_buffers = -1;
     struct hurray_error err;
     hurray_error_clear(&err);
-    d->quant = *q;
-    d->has_quant = 1;
+    hurray_descriptor_set_quant(d, q);
     int status = hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
@@ -177,42 +178,44 @@ static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct 
     return 0;
 }
 
-/* Fills the descriptor of `self` (whose slots are set) from `s` and validates
- * it. Steals `self`. */
+/* Fills the descriptor of `self` (whose slots are set) from `s` through
+ * libhurray's setters (one storage block: shape, buffer table, layout and
+ * shard spans, opaque bytes copied) and validates it. Steals `self`. */
 static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
                              const struct hrpy_tensor_spec *s) {
-    struct hurray_descriptor *d = self->d;
+    struct hurray_descriptor *d = tensor_own_record(st, self);
+    struct hurray_buffer_desc table[HURRAY_MAX_BUFFERS];
     struct hurray_limits lim;
     struct hurray_error err;
     hurray_error_clear(&err);
     int32_t device_id = 0;
+    if (d == NULL) goto error;
     if (!hrpy_device_tags(st, s->device, &d->device, &d->memory_class, &device_id)) {
         PyErr_SetString(PyExc_SystemError, "tensor_seal: device is not a hurray.Device");
         goto error;
     }
     self->device = Py_NewRef(s->device);
+    if (hrpy_descriptor_set_device(self->descriptor, s->device) < 0) goto error;
     d->dtype = s->dtype;
-    d->rank = s->rank;
-    memcpy(d->shape, s->shape, sizeof d->shape[0] * s->rank);
-    d->layout = s->layout;
-    if (d->layout.opaque != NULL) self->layout_keep = Py_XNewRef(s->layout_obj);
     d->byte_offset = s->byte_offset;
-    d->buffer_count = (uint8_t)Py_SIZE(self);
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
-        d->buffers[i].size = self->bufs[i].size;
-        d->buffers[i].alignment_log2 = self->bufs[i].size == 0 ? 0 : self->bufs[i].align_log2;
-        d->buffers[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED; /* everything built here */
+        table[i].size = self->bufs[i].size;
+        table[i].alignment_log2 = self->bufs[i].size == 0 ? 0 : self->bufs[i].align_log2;
+        table[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED; /* everything built here */
+    }
+    int status = hurray_descriptor_set_shape(d, s->rank, s->shape, &err);
+    if (status == HURRAY_OK) status = hurray_descriptor_set_layout(d, &s->layout, &err);
+    if (status == HURRAY_OK)
+        status = hurray_descriptor_set_buffers(d, (uint8_t)Py_SIZE(self), table, &err);
+    if (status == HURRAY_OK && s->shard != NULL)
+        status = hurray_descriptor_set_shard(d, s->shard, &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto error;
     }
     if (s->quant != NULL && fill_quant(st, d, s->quant) < 0) goto error;
-    if (s->stats != NULL) {
-        d->statistics = *s->stats;
-        d->has_statistics = 1;
-    }
-    if (s->shard != NULL) {
-        d->shard = *s->shard;
-        d->has_shard = 1;
-    }
-    int status = hurray_descriptor_validate(d, authoring_limits(&lim), &err);
+    if (s->stats != NULL) hurray_descriptor_set_statistics(d, s->stats);
+    status = hurray_descriptor_validate(d, authoring_limits(&lim), &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
@@ -233,24 +236,21 @@ PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
 
 /* ---- items: tensors from streams and files, and the view writers take -------------------- */
 
-PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d,
+PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n) {
     struct hurray_limits lim;
     struct hurray_error err;
     hurray_error_clear(&err);
+    int status = HURRAY_OK;
     if (n != d->buffer_count)
         return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_BUFFER_COUNT, "buffer_count",
                               "buffer_count: the descriptor declares %d buffers, %zd were given",
                               (int)d->buffer_count, n);
+    if (owner != NULL && d->has_role)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "role",
+                              "a borrowed tensor record still carries its member role");
     TensorObject *t = tensor_alloc(st, n);
     if (t == NULL) return NULL;
-    int status = hurray_descriptor_copy(t->d, d, NULL, &err);
-    if (status != HURRAY_OK) {
-        Py_DECREF(t);
-        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
-    }
-    t->d->has_role = 0; /* a tensor has no role; its composite holds it */
-    t->d->role = 0;
     t->host = 1;
     if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
         t->device = Py_NewRef(st->cpu_device);
@@ -259,6 +259,25 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d,
     if (t->device == NULL) {
         Py_DECREF(t);
         return NULL;
+    }
+    if (owner != NULL) { /* the item tree's record, shared */
+        t->descriptor = hrpy_descriptor_borrow(st, d, owner, t->device);
+        if (t->descriptor == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        t->d = d;
+    } else {
+        struct hurray_descriptor *own = tensor_own_record(st, t);
+        if (own != NULL) status = hurray_descriptor_copy(own, d, &hrpy_raw_allocator, &err);
+        if (own == NULL || status != HURRAY_OK ||
+            hrpy_descriptor_set_device(t->descriptor, t->device) < 0) {
+            Py_DECREF(t);
+            return own == NULL || status == HURRAY_OK
+                       ? NULL
+                       : hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        }
+        hurray_descriptor_clear_role(own); /* a tensor has no role; its composite holds it */
     }
     for (Py_ssize_t i = 0; i < n; i++) slot_set(&t->bufs[i], &parts[i]);
     status = hurray_descriptor_validate(t->d, authoring_limits(&lim), &err);
@@ -390,11 +409,19 @@ static int slot_from_object(struct hrpy_tbuf *b, PyObject *obj, Py_ssize_t i) {
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    if (PyObject_GetBuffer(obj, &b->view, PyBUF_ANY_CONTIGUOUS) < 0) return -1;
-    b->has_view = 1;
-    b->ptr = b->view.buf;
-    b->size = (uint64_t)b->view.len;
-    b->readonly = b->view.readonly ? 1 : 0;
+    Py_buffer *view = PyMem_Malloc(sizeof *view);
+    if (view == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, view, PyBUF_ANY_CONTIGUOUS) < 0) {
+        PyMem_Free(view);
+        return -1;
+    }
+    b->view = view;
+    b->ptr = view->buf;
+    b->size = (uint64_t)view->len;
+    b->readonly = view->readonly ? 1 : 0;
     b->align_log2 = hrpy_measure_align_log2(b->ptr, b->size);
     return 0;
 }
@@ -753,13 +780,11 @@ static PyObject *t_get_buffer_count(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 static PyObject *t_get_buffer_handles(PyObject *self, void *Py_UNUSED(c)) {
-    hrpy_state *st = self_state(self);
-    return st ? hrpy_buffer_handles(st, TENSOR(self)->d, TENSOR(self)->device) : NULL;
+    return PyObject_GetAttrString(TENSOR(self)->descriptor, "buffer_handles");
 }
 
 static PyObject *t_get_descriptor(PyObject *self, void *Py_UNUSED(c)) {
-    hrpy_state *st = self_state(self);
-    return st ? hrpy_descriptor_from_c_device(st, TENSOR(self)->d, TENSOR(self)->device) : NULL;
+    return Py_NewRef(TENSOR(self)->descriptor);
 }
 
 static PyObject *t_get_byte_offset(PyObject *self, void *Py_UNUSED(c)) {
@@ -1042,13 +1067,25 @@ static PyObject *tensor_with_sync_mode(PyObject *module, PyObject *const *args,
     if (t == NULL) return NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
-    int status = hurray_descriptor_copy(t->d, src->d, NULL, &err);
+    struct hurray_descriptor *own = tensor_own_record(st, t);
+    if (own == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    int status = hurray_descriptor_copy(own, src->d, &hrpy_raw_allocator, &err);
+    struct hurray_buffer_desc entry = src->d->buffers[index];
+    entry.sync_mode = (uint8_t)mode;
+    if (status == HURRAY_OK)
+        status = hurray_descriptor_set_buffer(own, (uint8_t)index, &entry, &err);
     if (status != HURRAY_OK) {
         Py_DECREF(t);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     }
-    t->d->buffers[index].sync_mode = (uint8_t)mode;
     t->device = Py_NewRef(src->device);
+    if (hrpy_descriptor_set_device(t->descriptor, t->device) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < Py_SIZE(src); i++) {
         const struct hrpy_tbuf *b = &src->bufs[i];
         struct hrpy_part part = {b->ptr, b->size, args[0], b->readonly, b->align_log2};
@@ -1324,8 +1361,7 @@ static PyObject *capi_tensor_dense(PyObject *module, const struct hrpy_part *par
     s.rank = rank;
     memcpy(s.shape, shape, sizeof shape[0] * rank);
     s.layout.tag = layout_tag;
-    if (layout_tag == HURRAY_LAYOUT_STRIDED)
-        memcpy(s.layout.strides, strides, sizeof strides[0] * rank);
+    if (layout_tag == HURRAY_LAYOUT_STRIDED) s.layout.strides = strides; /* copied by the build */
     s.byte_offset = byte_offset;
     return hrpy_tensor_build(st, &s, part, 1);
 }

@@ -1,0 +1,186 @@
+"""Memory follows the input: metadata-heavy inputs built here, read back in a fresh
+subprocess that measures its peak resident memory (VmHWM) before and after reading and keeps
+everything it read alive. Each asserts
+
+    peak - baseline <= 8 x input size + 1 MiB
+
+under default limits. The subprocess loads the input bytes (or leaves the file to the reader)
+before taking its baseline, so only the reading is measured; building the input happens in
+this process, whose freed memory the subprocess cannot reuse.
+
+What keeps the ratios down: libhurray's compact descriptor record (a small header and one
+storage block), one allocation per item node, a Descriptor object that borrows its record from
+the item tree it came from, and a Composite read from a stream or a file that makes its member
+objects from the C tree only when `members` is first asked for."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hurray
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="VmHWM is read from /proc (Linux)"
+)
+
+MEMBERS = 65536  # the default max_composite_members
+BUDGET_FACTOR = 8
+BUDGET_SLACK = 1 << 20
+
+PROBE = r"""
+import os, re, sys
+import hurray
+
+def hwm():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
+
+case, path = sys.argv[1], sys.argv[2]
+size = os.path.getsize(path)
+data = None
+if case in ("decode", "stream"):
+    with open(path, "rb") as f:
+        data = f.read()
+members = None
+if case == "composite":
+    t = hurray.zeros((0,), dtype=hurray.uint8)
+    members = [t] * int(sys.argv[3])
+base = hwm()
+if case == "decode":
+    step = int(sys.argv[3])
+    view = memoryview(data)
+    keep = [hurray.Descriptor.decode(view[i:i + step]) for i in range(0, len(data), step)]
+    assert len(keep) == len(data) // step
+elif case == "stream":
+    keep = list(hurray.StreamReader(data))
+    assert len(keep) == 1 and keep[0].member_count == int(sys.argv[3])
+elif case == "load":
+    keep = hurray.load(path)
+    assert len(keep) == int(sys.argv[3])
+elif case == "composite":
+    keep = hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=members)
+    assert keep.member_count == len(members)
+print(size, hwm() - base)
+"""
+
+
+def measure(case, path, *args):
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, case, str(path), *map(str, args)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    ).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def check(case, path, *args, input_size=None):
+    size, growth = measure(case, path, *args)
+    size = size if input_size is None else input_size
+    budget = BUDGET_FACTOR * size + BUDGET_SLACK
+    print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
+          f"budget {budget}")
+    assert growth <= budget, (case, size, growth, growth / size)
+
+
+def tiny():
+    """The smallest tensor: uint8, shape (0,), one empty buffer (a 64-byte descriptor)."""
+    return hurray.zeros((0,), dtype=hurray.uint8)
+
+
+def group_of_tiny(n):
+    t = tiny()
+    return hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n)
+
+
+def test_memory_descriptor_decode_follows_input(tmp_path):
+    """65,536 Descriptor.decode results kept: one object and one storage block each."""
+    encoded = tiny().descriptor.encode()
+    path = tmp_path / "descriptors.bin"
+    path.write_bytes(encoded * MEMBERS)
+    check("decode", path, len(encoded))
+
+
+def test_HR_STREAM_8_reader_memory_follows_input(tmp_path):
+    """A 65,536-member group composite stream of minimal members, read whole by
+    StreamReader: the composite holds its C tree; member objects are made on demand."""
+    writer = hurray.StreamWriter()
+    writer.write(group_of_tiny(MEMBERS))
+    path = tmp_path / "composite.hrsf"
+    path.write_bytes(writer.getvalue())
+    check("stream", path, MEMBERS)
+
+
+def _descriptor(dtype, layout, shape, params):
+    """descriptor.md § Layout of the bytes: header, fixed fields, shape, no buffers, the
+    layout block; no sections."""
+    import struct
+    block = struct.pack("<II", len(params), 0) + params + b"\0" * (-len(params) % 8)
+    body = struct.pack("<BBBBBBBBQ", dtype, 0x01, 0x01, layout, len(shape), 0, 0, 0, 0)
+    body += b"".join(struct.pack("<Q", e) for e in shape) + block
+    return b"HRYD" + struct.pack("<BBHII", 1, 0, 0, 32 + len(body) - 16, 0) + body
+
+
+def test_HR_STREAM_8_smallest_members_memory_follows_input(tmp_path):
+    """The smallest members there are (an unknown layout, rank 0, no buffers: a 40-byte
+    descriptor and an 8-byte frame header each): a 3.0 MiB stream of one 65,536-member group,
+    hand-packed (stream.md § Frame), read by StreamReader."""
+    import struct
+    head = _descriptor(0x03, 0x30, [0], struct.pack("<BBHI", 0x03, 0x00, 0, MEMBERS))
+    member = _descriptor(0x03, 0x40, [], b"")
+    assert len(member) == 40
+    data = b"HRSF\x02\0\0\0" + head + (b"HRSF\x01\0\0\0" + member) * MEMBERS
+    path = tmp_path / "smallest.hrsf"
+    path.write_bytes(data)
+    check("stream", path, MEMBERS)
+
+
+def test_memory_load_composite_follows_input(tmp_path):
+    """hurray.load of a file holding one 65,536-member composite (every member an index
+    entry of its own)."""
+    path = tmp_path / "composite.hurray"
+    hurray.save(path, {"c": group_of_tiny(MEMBERS)})
+    check("load", path, 1)
+
+
+def test_memory_load_many_tensors_follows_input(tmp_path):
+    """hurray.load of a file of 2^18 top-level small tensors (float32, 4 elements), each a
+    Tensor in the returned dict over its own item node. (Empty tensors cost about 10x: see
+    bench/README.md, Memory.)"""
+    t = hurray.from_numpy(__import__("numpy").arange(4, dtype="float32"), copy=True)
+    path = tmp_path / "many.hurray"
+    hurray.save(path, {f"t{i:05x}": t for i in range(1 << 18)})
+    check("load", path, 1 << 18)
+
+
+def test_memory_composite_construction_follows_input(tmp_path):
+    """Composite(...) over 65,536 existing member tensors: what the construction adds (the
+    members tuple, the roles, the C tree it validates and drops), against the composite's
+    encoded size."""
+    writer = hurray.StreamWriter()
+    writer.write(group_of_tiny(MEMBERS))
+    path = tmp_path / "unused.bin"
+    path.write_bytes(b"")
+    check("composite", path, MEMBERS, input_size=len(writer.getvalue()))
+
+
+def test_memory_lazy_members_equality_and_repr(tmp_path):
+    """A composite read back makes its members from the C tree: the same values, equality
+    and repr as the composite written, before and after `members` is first asked for."""
+    a = tiny()
+    c = hurray.Composite("group", shape=[0], dtype=hurray.uint8,
+                         members=[a, hurray.zeros((2,), dtype=hurray.uint8)] * 20)
+    writer = hurray.StreamWriter()
+    writer.write(c)
+    (back,) = list(hurray.StreamReader(writer.getvalue()))
+    assert back.member_count == 40
+    assert back == c and c == back  # compared member by member, none kept
+    assert repr(back) == repr(c)
+    first = back.members
+    assert first is back.members  # made once, then kept
+    assert [m.shape for m in first] == [m.shape for m in c.members]
+    assert first[0].descriptor is first[0].descriptor  # one record, one object
+    assert first[0].descriptor == a.descriptor
+    assert back == c

@@ -1,0 +1,376 @@
+/* Memory follows the input: metadata-heavy inputs, built here, read by
+ * libhurray's readers, with the peak resident memory measured.
+ *
+ * Each case writes its input to a temporary file, then runs this binary again
+ * (argv[0] --probe CASE FILE; not /proc/self/exe, which is valgrind's own
+ * program under `make valgrind`) as a fresh process, so no memory the test
+ * itself allocated and freed can be reused by the reading and hide from the
+ * measure. The probe loads what it must into memory (the stream's bytes, the
+ * descriptors' bytes; the file reader reads the file itself), takes VmHWM as
+ * its baseline, reads everything, keeping every item or record alive at once,
+ * then reports VmHWM and the input size. The test asserts
+ *
+ *     peak - baseline <= 8 x input + 1 MiB
+ *
+ * under default limits. A descriptor record costs a compact header and one
+ * storage block (descriptor.h), an item node one allocation: a hostile input
+ * of minimal metadata cannot make a reader hold hundreds of times its size.
+ *
+ * Under AddressSanitizer (make sanitize) the probes run the same reading, with
+ * leak checks, but resident sizes measure the sanitizer's shadow memory and
+ * quarantine: the budget is asserted only in the plain build. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hurray/hurray.h"
+#include "item_builders.h"
+#include "test_support.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+#define MEMBERS 65536u           /* the default max_composite_members */
+#define FILE_TENSORS (1u << 18)  /* top-level tensors in one file */
+#define DESCRIPTORS 65536u       /* descriptors decoded and kept */
+#define BUDGET_FACTOR 8u
+#define BUDGET_SLACK ((uint64_t)1 << 20)
+
+/* This binary, to run again as a probe (realpath of argv[0]). */
+static char self_path[4096];
+
+/* ---- measuring (probe side) ---------------------------------------------------------- */
+
+static long status_kib(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':') v = strtol(line + n + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+static int probe_fail(const char *what, int status, const struct hurray_error *err) {
+    fprintf(stderr, "probe: %s: %s: %s\n", what, hurray_status_name(status),
+            err ? err->message : "");
+    return 2;
+}
+
+/* Every item of a composite stream, all kept until the end. */
+static int probe_stream(const uint8_t *src, size_t len, long *peak) {
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_item *items[4];
+    size_t n = 0;
+    struct hurray_error err;
+    int st = hurray_stream_reader_create_memory(src, len, NULL, &r, &err);
+    if (st != HURRAY_OK) return probe_fail("create", st, &err);
+    for (;;) {
+        struct hurray_item *it = NULL;
+        st = hurray_stream_reader_next(r, &it, &err);
+        if (st != HURRAY_OK) return probe_fail("next", st, &err);
+        if (!it) break;
+        if (n == 4) return probe_fail("more items than expected", HURRAY_E_INTERNAL, NULL);
+        items[n++] = it;
+    }
+    *peak = status_kib("VmHWM");
+    if (n != 1 || items[0]->member_count != MEMBERS)
+        return probe_fail("not the composite", HURRAY_E_INTERNAL, NULL);
+    for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
+    hurray_stream_reader_destroy(r);
+    return 0;
+}
+
+/* Concatenated descriptors, each decoded into its own record, all kept. */
+static int probe_descriptors(const uint8_t *src, size_t len, long *peak) {
+    struct hurray_descriptor *d = malloc(DESCRIPTORS * sizeof *d);
+    size_t at = 0, n = 0;
+    struct hurray_error err;
+    if (!d) return probe_fail("records", HURRAY_E_NOMEM, NULL);
+    while (at < len && n < DESCRIPTORS) {
+        size_t used = 0;
+        hurray_descriptor_init(&d[n]);
+        int st = hurray_descriptor_decode(src + at, len - at, NULL, &d[n], &used, &err);
+        if (st != HURRAY_OK) return probe_fail("decode", st, &err);
+        at += used;
+        n++;
+    }
+    *peak = status_kib("VmHWM");
+    if (n != DESCRIPTORS || at != len) return probe_fail("count", HURRAY_E_INTERNAL, NULL);
+    for (size_t i = 0; i < n; i++) hurray_descriptor_reset(&d[i]);
+    free(d);
+    return 0;
+}
+
+/* A file read in copy mode, every top-level item loaded and kept. */
+static int probe_file(const char *path, long *peak) {
+    struct hurray_file *f = NULL;
+    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_COPY};
+    struct hurray_error err;
+    int st = hurray_file_create_path(path, &opt, &f, &err);
+    if (st != HURRAY_OK) return probe_fail("open", st, &err);
+    size_t n = hurray_file_top_level_count(f);
+    struct hurray_item **items = calloc(n ? n : 1, sizeof *items);
+    if (!items) return probe_fail("items", HURRAY_E_NOMEM, NULL);
+    for (size_t k = 0; k < n; k++) {
+        st = hurray_file_load_item(f, hurray_file_top_level_entry(f, k), &items[k], &err);
+        if (st != HURRAY_OK) return probe_fail("load", st, &err);
+    }
+    *peak = status_kib("VmHWM");
+    if (n != FILE_TENSORS) return probe_fail("count", HURRAY_E_INTERNAL, NULL);
+    for (size_t k = 0; k < n; k++) hurray_item_destroy(items[k]);
+    free(items);
+    hurray_file_destroy(f);
+    return 0;
+}
+
+/* --probe CASE FILE: prints "input baseline_kib peak_kib". */
+static int probe_main(const char *which, const char *path) {
+    size_t len = 0;
+    uint8_t *src = NULL;
+    long base, peak = -1;
+    int rc;
+    if (strcmp(which, "file") != 0) {
+        src = read_all(path, &len);
+        if (!src) return probe_fail("read", HURRAY_E_IO, NULL);
+    } else {
+        FILE *fp = fopen(path, "rb");
+        if (!fp) return probe_fail("open", HURRAY_E_IO, NULL);
+        fseek(fp, 0, SEEK_END);
+        len = (size_t)ftell(fp);
+        fclose(fp);
+    }
+    base = status_kib("VmHWM");
+    if (strcmp(which, "stream") == 0)
+        rc = probe_stream(src, len, &peak);
+    else if (strcmp(which, "descriptors") == 0)
+        rc = probe_descriptors(src, len, &peak);
+    else if (strcmp(which, "file") == 0)
+        rc = probe_file(path, &peak);
+    else
+        rc = probe_fail("unknown case", HURRAY_E_ARGUMENT, NULL);
+    free(src);
+    if (rc == 0) printf("%zu %ld %ld\n", len, base, peak);
+    return rc;
+}
+
+/* ---- the inputs (test side) -------------------------------------------------------------- */
+
+static void write_file(const char *path, const uint8_t *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The smallest member: a uint8 tensor of shape [0] with one empty buffer
+ * (64 bytes of descriptor, 8 of frame header, no data). */
+static struct hurray_item *tiny_tensor(void) {
+    return tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){0}, 0);
+}
+
+/* The smallest descriptor there is, as a member: an unknown layout (a reserved
+ * tag is carried, HR-LAYOUT-3), rank 0, no buffers: 40 bytes + an 8-byte frame
+ * header. */
+static struct hurray_item *smallest_member(void) {
+    return tb_item(HURRAY_DTYPE_UINT8, 0x40, 0, NULL);
+}
+
+/* A group composite of MEMBERS copies of one member (one item, shared by every slot). */
+static void make_group_stream(const char *path, struct hurray_item *m) {
+    struct hurray_item *head =
+        tb_head(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE, HURRAY_DTYPE_UINT8, 1,
+                (const uint64_t[]){0}, MEMBERS);
+    for (uint32_t i = 0; i < MEMBERS; i++) head->members[i] = m;
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, head, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &data, &len, &err), HURRAY_OK);
+    write_file(path, data, len);
+    hurray_stream_writer_destroy(w);
+    for (uint32_t i = 0; i < MEMBERS; i++) head->members[i] = NULL;
+    hurray_item_destroy(head);
+    hurray_item_destroy(m);
+}
+
+static void make_stream(const char *path) { make_group_stream(path, tiny_tensor()); }
+static void make_stream_smallest(const char *path) {
+    make_group_stream(path, smallest_member());
+}
+
+/* DESCRIPTORS descriptors back to back: the 64-byte member descriptor and the
+ * 40-byte smallest one (an unknown layout, rank 0, no buffers), alternately. */
+static void make_descriptors(const char *path) {
+    struct hurray_item *m = tiny_tensor();
+    struct hurray_descriptor small;
+    uint8_t a[64], b[64];
+    size_t na = 0, nb = 0;
+    struct hurray_error err;
+    hurray_descriptor_init(&small);
+    small.dtype = HURRAY_DTYPE_UINT8;
+    small.layout.tag = 0x40;
+    assert_status(hurray_descriptor_encode(m->descriptor, a, sizeof a, &na, &err), HURRAY_OK);
+    assert_status(hurray_descriptor_encode(&small, b, sizeof b, &nb, &err), HURRAY_OK);
+    assert_int_equal(na, 64);
+    assert_int_equal(nb, HURRAY_DESCRIPTOR_MIN_BYTES);
+    size_t cap = (size_t)DESCRIPTORS / 2 * (na + nb), at = 0;
+    uint8_t *all = malloc(cap);
+    assert_non_null(all);
+    for (uint32_t i = 0; i < DESCRIPTORS / 2; i++) {
+        memcpy(all + at, a, na);
+        memcpy(all + at + na, b, nb);
+        at += na + nb;
+    }
+    write_file(path, all, at);
+    free(all);
+    hurray_item_destroy(m);
+}
+
+/* FILE_TENSORS top-level tiny tensors, each its own entry. */
+static void make_file(const char *path) {
+    struct hurray_item *m = tiny_tensor();
+    struct hurray_file_entry *e = calloc(FILE_TENSORS, sizeof *e);
+    char *names = malloc((size_t)FILE_TENSORS * 8);
+    struct hurray_error err;
+    assert_non_null(e);
+    assert_non_null(names);
+    for (uint32_t i = 0; i < FILE_TENSORS; i++) {
+        snprintf(names + 8 * (size_t)i, 8, "t%05x", (unsigned)i);
+        e[i] = (struct hurray_file_entry){names + 8 * (size_t)i, m};
+    }
+    struct hurray_file_contents c = {e, FILE_TENSORS, NULL, 0};
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    free(names);
+    free(e);
+    hurray_item_destroy(m);
+}
+
+/* Runs the probe for `which` over `path`; fills input size, growth (bytes). */
+static void run_probe(const char *which, const char *path, uint64_t *input, uint64_t *growth) {
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execl(self_path, "memory_test", "--probe", which, path, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char out[128] = {0};
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof out - 1 && (k = read(fd[0], out + got, sizeof out - 1 - got)) > 0)
+        got += (size_t)k;
+    close(fd[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unsigned long long len = 0;
+    long base = 0, peak = 0;
+    assert_int_equal(sscanf(out, "%llu %ld %ld", &len, &base, &peak), 3);
+    assert_true(base > 0 && peak >= base);
+    *input = len;
+    *growth = (uint64_t)(peak - base) * 1024u;
+}
+
+static void check_budget(const char *which, void (*make)(const char *)) {
+    char path[] = "/tmp/hurray-memory-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    make(path);
+    uint64_t input = 0, growth = 0;
+    run_probe(which, path, &input, &growth);
+    unlink(path);
+    uint64_t budget = BUDGET_FACTOR * input + BUDGET_SLACK;
+    print_message("%s: input %llu bytes, peak growth %llu bytes (%.2fx), budget %llu%s\n",
+                  which, (unsigned long long)input, (unsigned long long)growth,
+                  (double)growth / (double)input, (unsigned long long)budget,
+                  UNDER_ASAN ? " (not asserted under ASan)" : "");
+    if (!UNDER_ASAN) assert_true(growth <= budget);
+}
+
+/* A 65,536-member group composite stream of minimal members, read whole
+ * (HR-STREAM-8: the reader holds the composite; its records are compact). */
+static void test_HR_STREAM_8_composite_memory_follows_input(void **state) {
+    (void)state;
+    check_budget("stream", make_stream);
+}
+
+/* The same with the smallest members there are: 48 bytes of stream each, an
+ * item node of ~360 bytes (no storage block: no spans, no buffer table). */
+static void test_HR_STREAM_8_smallest_members_memory_follows_input(void **state) {
+    (void)state;
+    check_budget("stream", make_stream_smallest);
+}
+
+/* 65,536 descriptors decoded and kept: a record is a compact header and one
+ * exactly-sized storage block (HR-DESC-5 decoding into descriptor.h's record). */
+static void test_HR_DESC_5_decoded_records_follow_input(void **state) {
+    (void)state;
+    check_budget("descriptors", make_descriptors);
+}
+
+/* 2^18 top-level tensors loaded from one file in copy mode (the image, the
+ * index and one item node per tensor). */
+static void test_HR_FILE_memory_follows_input(void **state) {
+    (void)state;
+    check_budget("file", make_file);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2], argv[3]);
+    if (argc < 1 || !realpath(argv[0], self_path)) {
+        fprintf(stderr, "memory_test: cannot resolve argv[0]\n");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_HR_STREAM_8_composite_memory_follows_input),
+        cmocka_unit_test(test_HR_STREAM_8_smallest_members_memory_follows_input),
+        cmocka_unit_test(test_HR_DESC_5_decoded_records_follow_input),
+        cmocka_unit_test(test_HR_FILE_memory_follows_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
