@@ -130,7 +130,7 @@ static void run_profile(const uint8_t *data, size_t size, int profile) {
     struct hurray_limits lim;
     struct counter ctr = {0, 0};
     struct hurray_allocator alloc = {count_alloc, count_free, &ctr};
-    struct hurray_file_options opt = {&lim, &alloc, HURRAY_FILE_COPY};
+    struct hurray_file_options opt = {&lim, &alloc, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_ALL};
     struct hurray_file *f = NULL;
     struct hurray_error err;
     pick_limits(profile, &lim);

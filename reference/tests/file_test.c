@@ -368,7 +368,7 @@ static int open_exact(const uint8_t *src, size_t len, const struct hurray_limits
     uint8_t *copy = malloc(len ? len : 1);
     assert_non_null(copy);
     if (len) memcpy(copy, src, len);
-    struct hurray_file_options opt = {lim, NULL, HURRAY_FILE_COPY};
+    struct hurray_file_options opt = {lim, NULL, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_ALL};
     *f = (struct hurray_file *)(uintptr_t)1;
     int st = hurray_file_open_memory(copy, len, &opt, f, err);
     free(copy);
@@ -814,7 +814,8 @@ static void test_HR_FILE_8_mmap_alignment_and_lifetime(void **state) {
 
     struct test_alloc ta;
     test_alloc_init(&ta, 0);
-    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_MMAP};
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_MMAP,
+                                      HURRAY_FILE_PARTS_ALL};
     struct hurray_file *file = NULL;
     assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
     struct hurray_item *it[3];
@@ -887,7 +888,7 @@ static void test_HR_FILE_8_io_errors(void **state) {
     assert_int_equal(fwrite(s.bytes, 1, s.len - 1, fp), s.len - 1);
     fclose(fp);
     assert_status(hurray_file_open_path(path, NULL, &file, &err), HURRAY_E_TRUNCATED);
-    struct hurray_file_options mopt = {NULL, NULL, HURRAY_FILE_MMAP};
+    struct hurray_file_options mopt = {NULL, NULL, HURRAY_FILE_MMAP, HURRAY_FILE_PARTS_ALL};
     assert_status(hurray_file_open_path(path, &mopt, &file, &err), HURRAY_E_TRUNCATED);
     fp = fopen(path, "wb");
     assert_non_null(fp);
@@ -929,7 +930,7 @@ static void test_HR_FILE_7_write_path_replaces(void **state) {
     struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
     struct hurray_error err;
     assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
-    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_MMAP};
+    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_MMAP, HURRAY_FILE_PARTS_ALL};
     struct hurray_file *file = NULL;
     struct hurray_item *old = NULL;
     assert_status(hurray_file_open_path(path, &opt, &file, &err), HURRAY_OK);
@@ -1422,7 +1423,7 @@ static int load_everything(struct hurray_file *f, struct hurray_error *err) {
 
 static int sweep_open(const struct hurray_allocator *a, void *state) {
     const struct sweep_state *ss = state;
-    struct hurray_file_options opt = {NULL, a, ss->mode};
+    struct hurray_file_options opt = {NULL, a, ss->mode, HURRAY_FILE_PARTS_ALL};
     struct hurray_file *f = NULL;
     int st = ss->path ? hurray_file_open_path(ss->path, &opt, &f, NULL)
                       : hurray_file_open_memory(ss->bytes, ss->len, &opt, &f, NULL);
