@@ -457,7 +457,7 @@ def test_REQ_FILE_SAVE_few_system_calls_HR_FILE_7(tmp_path):
     assert (np.asarray(back) == 1999).all()
 
 
-def test_REQ_FILE_ATOMIC_keeps_mode_and_follows_symlinks_HR_FILE_7(tmp_path):
+def test_REQ_FILE_SAVE_keeps_mode_and_follows_symlinks_HR_FILE_7(tmp_path):
     t = Tensor(SMALL.tobytes(), hurray.float32, (8,))
     target = tmp_path / "model.hry"
     hurray.save(target, {"old": t})

@@ -23,6 +23,7 @@
 #include "kv_internal.h"
 #include "os.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "hurray/composite.h"
@@ -145,9 +146,9 @@ static int block_new(const struct hurray_allocator *a, int kind, uint64_t payloa
                      uint64_t phase, struct data_block **out, uint8_t **bytes,
                      struct hurray_error *err) {
     size_t head = sizeof(struct data_block);
-    HR_FAIL_IF(payload > SIZE_MAX - head - 2 * (size_t)PAGE, err, HURRAY_E_NOMEM, "file",
+    HR_FAIL_IF(payload > SIZE_MAX - head - (size_t)PAGE, err, HURRAY_E_NOMEM, "file",
                "file: %llu bytes exceed the address space", (unsigned long long)payload);
-    size_t len = head + (size_t)(align - 1 + phase + payload);
+    size_t len = head + (size_t)(align - 1 + payload);
     struct data_block *b = hri_alloc(a, len);
     HR_FAIL_IF(!b, err, HURRAY_E_NOMEM, "file", "file: cannot allocate %llu bytes",
                (unsigned long long)payload);
@@ -156,8 +157,9 @@ static int block_new(const struct hurray_allocator *a, int kind, uint64_t payloa
     b->allocator = a;
     b->alloc_len = len;
     b->kind = kind;
-    uintptr_t at = ((uintptr_t)b + head + (uintptr_t)(align - 1)) & ~(uintptr_t)(align - 1);
-    *bytes = (uint8_t *)(at + (uintptr_t)phase);
+    /* the first address after the record that is `phase` modulo `align` */
+    uintptr_t start = (uintptr_t)b + head;
+    *bytes = (uint8_t *)(start + (((uintptr_t)phase - start) & (uintptr_t)(align - 1)));
     *out = b;
     return HURRAY_OK;
 }
@@ -252,26 +254,33 @@ static int header_data(struct file_header *h, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
-/* Step 3: the file ends exactly at data_offset + data_length. */
-static int header_size(const struct file_header *h, uint64_t size, struct hurray_error *err) {
+/* Step 3: the file ends exactly at data_offset + data_length. `path` names
+ * the file in the message (NULL: an image in memory). */
+static int header_size(const struct file_header *h, uint64_t size, const char *path,
+                       struct hurray_error *err) {
+    char who[192];
+    if (path) snprintf(who, sizeof who, "file \"%.160s\"", path);
+    else snprintf(who, sizeof who, "file");
     if (size < h->end)
         return hri_fail_at(err, HURRAY_E_TRUNCATED, size, "file",
-                           "file: %llu bytes, the header says %llu (HR-FILE-4)",
+                           "%s: %llu bytes, the header says %llu (HR-FILE-4)", who,
                            (unsigned long long)size, (unsigned long long)h->end);
     if (size > h->end)
         return hri_fail_at(err, HURRAY_E_LENGTH, h->end, "file",
-                           "file: %llu trailing bytes after data_offset + data_length "
+                           "%s: %llu trailing bytes after data_offset + data_length "
                            "(HR-FILE-4)",
-                           (unsigned long long)(size - h->end));
+                           who, (unsigned long long)(size - h->end));
     return HURRAY_OK;
 }
 
 /* Steps 1-3 over the first min(size, 64) bytes of the file. */
-static int parse_header(const uint8_t *src, uint64_t size, const struct hurray_limits *lim,
-                        struct file_header *h, struct hurray_error *err) {
+static int parse_header(const uint8_t *src, uint64_t size, const char *path,
+                        const struct hurray_limits *lim, struct file_header *h,
+                        struct hurray_error *err) {
     if (size < HURRAY_FILE_HEADER_BYTES)
         return hri_fail_at(err, HURRAY_E_TRUNCATED, size, "header",
-                           "header: the file has %llu bytes, the header alone is 64",
+                           "header: the file%s%.160s%s has %llu bytes, the header alone is 64",
+                           path ? " \"" : "", path ? path : "", path ? "\"" : "",
                            (unsigned long long)size);
     HR_TRY(header_magic_version(src, err));
     memset(h, 0, sizeof *h);
@@ -284,7 +293,7 @@ static int parse_header(const uint8_t *src, uint64_t size, const struct hurray_l
     HR_TRY(header_index(h, err));
     HR_TRY(header_kv(h, lim, err));
     HR_TRY(header_data(h, err));
-    return header_size(h, size, err);
+    return header_size(h, size, path, err);
 }
 
 
@@ -458,7 +467,8 @@ struct gap {
 struct gap_batch {
     struct gap g[GAP_BATCH];
     size_t n;
-    uint8_t *scratch; /* GAP_WINDOW bytes, made on first use */
+    uint8_t *scratch; /* min(GAP_WINDOW, data_length) bytes, made on first use */
+    size_t scratch_len;
 };
 
 struct index_parse {
@@ -506,7 +516,9 @@ static int gaps_flush(struct index_parse *p, struct hurray_error *err) {
         bytes = f->image_bytes + f->h.data_offset + lo;
     } else {
         if (!gb->scratch) {
-            gb->scratch = hri_alloc(f->allocator, (size_t)GAP_WINDOW);
+            gb->scratch_len = (size_t)(f->h.data_length < GAP_WINDOW ? f->h.data_length
+                                                                     : GAP_WINDOW);
+            gb->scratch = hri_alloc(f->allocator, gb->scratch_len);
             HR_FAIL_IF(!gb->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
         }
         HR_TRY(read_exact(f, gb->scratch, hi - lo, f->h.data_offset + lo, err));
@@ -862,6 +874,7 @@ static int parse_index(struct hurray_file *f, struct hurray_error *err) {
     }
     gb->n = 0;
     gb->scratch = NULL;
+    gb->scratch_len = 0;
     p->f = f;
     p->gaps = gb;
     p->index_end = f->h.index_offset + f->h.index_length;
@@ -872,7 +885,7 @@ static int parse_index(struct hurray_file *f, struct hurray_error *err) {
     int st = after_gaps(p, parse_entries(p, err), err);
     if (st == HURRAY_OK) st = gap_add(p, p->end, f->h.data_length - p->end, SIZE_MAX, 0, err);
     if (st == HURRAY_OK) st = gaps_flush(p, err);
-    hri_free(f->allocator, gb->scratch, gb->scratch ? (size_t)GAP_WINDOW : 0);
+    hri_free(f->allocator, gb->scratch, gb->scratch_len);
     hri_free(f->allocator, gb, sizeof *gb);
     hri_free(f->allocator, p, sizeof *p);
     return st;
@@ -1109,9 +1122,31 @@ static int load_from_image(struct hurray_file *f, struct load_req *q, size_t n) 
 /* Copy mode: a block of its own per item (placed so its buffers keep their
  * alignment), filled by positioned reads; small neighbours are read together
  * through one scratch buffer. `s` is sorted by range. */
+/* The run of small items starting at s[k] that one read covers: its end (m)
+ * and the bytes it spans (*span); m == k + 1 when s[k] is read alone. */
+static size_t small_run(struct load_req **s, size_t n, size_t k, uint64_t *span) {
+    const struct load_req *q = s[k];
+    uint64_t hi = q->r.hi;
+    size_t m = k + 1;
+    if (q->r.hi == q->r.lo || q->r.hi - q->r.lo > LOAD_SMALL) {
+        *span = q->r.hi - q->r.lo;
+        return m;
+    }
+    while (m < n && s[m]->r.hi > s[m]->r.lo && s[m]->r.hi - s[m]->r.lo <= LOAD_SMALL &&
+           s[m]->r.lo <= hi + LOAD_NEAR && s[m]->r.hi - q->r.lo <= LOAD_SCRATCH) {
+        if (s[m]->r.hi > hi) hi = s[m]->r.hi;
+        m++;
+    }
+    *span = hi - q->r.lo;
+    return m;
+}
+
 static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
                        struct hurray_error *err) {
     uint8_t *scratch = NULL, **bytes = NULL;
+    uint64_t scratch_len = 0, span = 0;
+    for (size_t k = 0, m; k < n; k = m) /* the scratch buffer: the widest run's span */
+        if ((m = small_run(s, n, k, &span)) > k + 1 && span > scratch_len) scratch_len = span;
     int st = alloc_array(f->allocator, n, sizeof *bytes, (void **)&bytes, err);
     for (size_t k = 0; st == HURRAY_OK && k < n; k++) {
         struct data_block *b = NULL;
@@ -1121,37 +1156,23 @@ static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
                        q->r.lo % q->r.align, &b, &bytes[k], err);
         if (st == HURRAY_OK) give_bytes(f, q, b, bytes[k]);
     }
-    for (size_t k = 0; st == HURRAY_OK && k < n;) {
+    if (st == HURRAY_OK && scratch_len) {
+        scratch = hri_alloc(f->allocator, (size_t)scratch_len);
+        if (!scratch) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    }
+    for (size_t k = 0, m; st == HURRAY_OK && k < n; k = m) {
         struct load_req *q = s[k];
-        uint64_t len = q->r.hi - q->r.lo;
-        if (len == 0 || len > LOAD_SMALL) {
-            st = read_exact(f, bytes[k], len, f->h.data_offset + q->r.lo, err);
-            k++;
+        m = small_run(s, n, k, &span);
+        if (m == k + 1) { /* alone: straight into its own bytes */
+            st = read_exact(f, bytes[k], span, f->h.data_offset + q->r.lo, err);
             continue;
         }
-        /* a run of small items lying close together, read in one go */
-        size_t m = k + 1;
-        uint64_t hi = q->r.hi;
-        while (m < n && s[m]->r.hi > s[m]->r.lo && s[m]->r.hi - s[m]->r.lo <= LOAD_SMALL &&
-               s[m]->r.lo <= hi + LOAD_NEAR && s[m]->r.hi - q->r.lo <= LOAD_SCRATCH) {
-            if (s[m]->r.hi > hi) hi = s[m]->r.hi;
-            m++;
-        }
-        if (m == k + 1) {
-            st = read_exact(f, bytes[k], len, f->h.data_offset + q->r.lo, err);
-            k++;
-            continue;
-        }
-        if (!scratch) {
-            scratch = hri_alloc(f->allocator, (size_t)LOAD_SCRATCH);
-            if (!scratch) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
-        }
-        if (st == HURRAY_OK) st = read_exact(f, scratch, hi - q->r.lo, f->h.data_offset + q->r.lo, err);
+        /* small items lying close together: one read, then each its share */
+        st = read_exact(f, scratch, span, f->h.data_offset + q->r.lo, err);
         for (size_t j = k; st == HURRAY_OK && j < m; j++)
             memcpy(bytes[j], scratch + (s[j]->r.lo - q->r.lo), (size_t)(s[j]->r.hi - s[j]->r.lo));
-        k = m;
     }
-    hri_free(f->allocator, scratch, scratch ? (size_t)LOAD_SCRATCH : 0);
+    hri_free(f->allocator, scratch, scratch ? (size_t)scratch_len : 0);
     hri_free(f->allocator, bytes, n * sizeof *bytes);
     return st;
 }
@@ -1265,7 +1286,7 @@ static int validate_file(struct hurray_file *f, struct hurray_error *err) {
         uint64_t want = f->size < META_FIRST_READ ? f->size : META_FIRST_READ;
         HR_TRY(meta_ensure(f, want, want, err));
     }
-    HR_TRY(parse_header(f->meta, f->size, &f->lim, &f->h, err)); /* reads 64 bytes at most */
+    HR_TRY(parse_header(f->meta, f->size, f->path, &f->lim, &f->h, err)); /* 64 bytes at most */
     HR_TRY(check_meta_padding(f, err));
     f->scratch = hri_alloc(f->allocator, sizeof *f->scratch);
     HR_FAIL_IF(!f->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
@@ -1329,7 +1350,7 @@ int hurray_file_open_memory(const uint8_t *data, size_t size,
     HR_TRY(open_args(data, out, err));
     hri_limits_effective(opt ? opt->limits : NULL, &lim);
     /* steps 1-3 before anything is copied */
-    HR_TRY(parse_header(data, size, &lim, &h, err));
+    HR_TRY(parse_header(data, size, NULL, &lim, &h, err));
     HR_TRY(file_new(opt, &f, err));
     f->mode = HURRAY_FILE_COPY;
     int st = block_new(f->allocator, BLOCK_COPY, size, PAGE, 0, &f->image, &bytes, err);

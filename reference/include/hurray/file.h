@@ -186,7 +186,8 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_load_item(struct hurray_file *file, 
  * few system calls: copy mode reads neighbouring items together (each still
  * gets memory of its own), mmap mode maps neighbouring items (within 1 MiB)
  * with one mapping they share. All or nothing: on failure every out[k] is
- * NULL. An entry may be named more than once (each gets its own item). */
+ * NULL. An entry may be named more than once: each gets its own item (in mmap
+ * mode over the same copy-on-write pages). */
 HURRAY_API HURRAY_NODISCARD int hurray_file_load_items(struct hurray_file *file,
                                                        const size_t *entries, size_t n,
                                                        struct hurray_item **out,
