@@ -186,6 +186,44 @@ def test_REQ_FILE_INDEX_FIRST_load_kv_reads_no_index_HR_FILE_9(tmp_path):
     assert info.value.code == "LENGTH" and info.value.field == "index.entry_count"
 
 
+@linux_proc
+def test_REQ_FILE_INDEX_FIRST_load_kv_reads_header_and_kv_only_HR_FILE_9(tmp_path):
+    small = tmp_path / "kv.hry"
+    hurray.save(small, {}, kv={"model": "x", "layers": 32})
+    head = small.read_bytes()
+    kv_offset, kv_length = struct.unpack_from("<QQ", head, 32)
+    kv = head[kv_offset:kv_offset + kv_length]
+    path = tmp_path / "big.hry"
+    filebuild.build(path, [("big", 1, filebuild.uint8_descriptor(1 << 30))], kv=kv)
+    got = child(f"""
+        import hurray
+        hurray.load_kv({str(path)!r})
+        r0, c0 = io("rchar"), io("syscr")
+        kv = hurray.load_kv({str(path)!r})
+        print(json.dumps(dict(kv=kv, read=io("rchar") - r0, calls=io("syscr") - c0)))
+    """)
+    assert got["kv"] == {"layers": 32, "model": "x"}
+    assert got["read"] <= 128 << 10 and got["calls"] <= 6, got
+
+
+@linux_proc
+def test_REQ_FILE_INDEX_FIRST_mmap_open_touches_no_data_page_HR_FILE_9(tmp_path):
+    """Gap bytes are checked by positioned reads, not through the mapping: loading mapped
+    tensors whose buffers leave gaps adds no file pages to the process (RssFile)."""
+    path = tmp_path / "gaps.hry"
+    n = (64 << 20) - 1  # every buffer leaves a one-byte gap
+    entries = [(f"t{i}", 1, filebuild.uint8_descriptor(n)) for i in range(4)]
+    filebuild.build(path, entries, {(i, 0): b"\1" * 4096 for i in range(4)})
+    got = child(f"""
+        import hurray
+        hurray.load({str(path)!r}, "t0", mmap=True)
+        before = status("RssFile")
+        d = hurray.load({str(path)!r}, mmap=True)
+        print(json.dumps(dict(grew=status("RssFile") - before, n=len(d))))
+    """)
+    assert got["n"] == 4 and got["grew"] <= MiB, got
+
+
 # ---- copy-on-write mappings (HR-FILE-11) -----------------------------------------------------------
 
 

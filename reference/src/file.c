@@ -864,6 +864,9 @@ static int parse_entries(struct index_parse *p, struct hurray_error *err) {
 /* Steps 5-6: every entry, then the index end; the gaps are checked as they
  * batch up, and every pending one before any later failure is reported. */
 static int parse_index(struct hurray_file *f, struct hurray_error *err) {
+    HR_FAIL_IF(f->h.index_offset + f->h.index_length > SIZE_MAX, err, HURRAY_E_NOMEM, "file",
+               "file: an index of %llu bytes exceeds the address space",
+               (unsigned long long)f->h.index_length);
     struct index_parse *p = hri_alloc(f->allocator, sizeof *p);
     HR_FAIL_IF(!p, err, HURRAY_E_NOMEM, "file", "file: out of memory");
     memset(p, 0, sizeof *p);
@@ -1288,10 +1291,10 @@ static int validate_file(struct hurray_file *f, struct hurray_error *err) {
     }
     HR_TRY(parse_header(f->meta, f->size, f->path, &f->lim, &f->h, err)); /* 64 bytes at most */
     HR_TRY(check_meta_padding(f, err));
-    f->scratch = hri_alloc(f->allocator, sizeof *f->scratch);
-    HR_FAIL_IF(!f->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
-    hurray_descriptor_init(f->scratch);
     if (f->parts & HURRAY_FILE_PARTS_INDEX) {
+        f->scratch = hri_alloc(f->allocator, sizeof *f->scratch);
+        HR_FAIL_IF(!f->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
+        hurray_descriptor_init(f->scratch);
         HR_TRY(parse_index(f, err));
         HR_TRY(check_names(f, err));
     }
