@@ -95,7 +95,9 @@ def seed_ids():
 
 
 def matching(tests, token):
-    return [f"`{name}` ({file})" for file, name in tests if token in name]
+    """Tests whose name holds the token not followed by a digit (HR_FILE_1 is not HR_FILE_12)."""
+    pattern = re.compile(re.escape(token) + r"(?!\d)")
+    return [f"`{name}` ({file})" for file, name in tests if pattern.search(name)]
 
 
 def build():

@@ -1,4 +1,5 @@
-/* Fuzz target: the HRRYFILE reader over a memory image (file-container.md).
+/* Fuzz target: the HRRYFILE reader (file-container.md), over a memory image and,
+ * through a temporary file, opened by path in copy and in mmap mode.
  *
  * Oracle beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
  *  - every failure is a defined status with a matching error record;
@@ -6,12 +7,24 @@
  *    data region and at its declared alignment;
  *  - an accepted file is canonical: re-writing its top-level items and KV map
  *    gives back exactly the input (version_minor aside: a 1.0 writer writes 0);
+ *  - the three ways in (memory, copy, mmap) agree: the same status, and for an
+ *    accepted file the same bytes in every loaded buffer (HR-FILE-8); reading
+ *    the parts alone (HR-FILE-9) accepts what the whole accepts, and a
+ *    refused file is refused by a part with the same status;
+ *  - mapped buffers are copy-on-write: writing every one of them leaves the
+ *    file's bytes as they were (HR-FILE-11);
  *  - memory stays bounded: the reader's peak live bytes are at most a small
- *    multiple of the input plus a constant, and nothing is left allocated.
- * Two limit profiles keep trees and tables small and exercise the limits. */
+ *    multiple of the input plus a constant (descriptor records counted apart
+ *    under the default limits), and nothing is left allocated.
+ * Three limit profiles: two keep trees and tables small and exercise the
+ * limits (memory only), the third is the defaults (memory, copy and mmap). */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hurray/hurray.h"
 
@@ -21,8 +34,11 @@ static void check(int cond) {
     if (!cond) __builtin_trap(); /* an oracle failure is a finding */
 }
 
+/* Counts live bytes, and apart from them the descriptor records (allocations
+ * of exactly sizeof(struct hurray_descriptor)), whose size is the descriptor
+ * module's business, not the reader's. */
 struct counter {
-    size_t live, peak;
+    size_t live, peak, records, peak_own;
 };
 
 static void *count_alloc(void *ctx, size_t n) {
@@ -30,7 +46,9 @@ static void *count_alloc(void *ctx, size_t n) {
     void *p = malloc(n ? n : 1);
     if (p) {
         c->live += n;
+        if (n == sizeof(struct hurray_descriptor)) c->records += n;
         if (c->live > c->peak) c->peak = c->live;
+        if (c->live - c->records > c->peak_own) c->peak_own = c->live - c->records;
     }
     return p;
 }
@@ -40,11 +58,13 @@ static void count_free(void *ctx, void *p, size_t n) {
     if (!p) return;
     check(c->live >= n);
     c->live -= n;
+    if (n == sizeof(struct hurray_descriptor)) c->records -= n;
     free(p);
 }
 
 static void pick_limits(int profile, struct hurray_limits *lim) {
     hurray_limits_default(lim);
+    if (profile == 2) return; /* the defaults */
     lim->max_descriptor_bytes = 4096;
     lim->max_buffer_bytes = 1u << 20;
     lim->max_file_tensors = 64;
@@ -60,11 +80,11 @@ static void pick_limits(int profile, struct hurray_limits *lim) {
     }
 }
 
-/* Every buffer of the tree at its declared alignment, within one image of
- * `size` bytes (the span of all of them), and readable to its end (ASan). */
+/* Every buffer of the tree at its declared alignment and readable to its end
+ * (ASan); `sum` digests the bytes, `span` collects the address range. */
 struct span {
     uintptr_t lo, hi;
-    unsigned sum;
+    uint64_t sum;
 };
 
 static void check_item(const struct hurray_item *it, struct span *sp) {
@@ -78,24 +98,38 @@ static void check_item(const struct hurray_item *it, struct span *sp) {
         check((uintptr_t)buf->data % a == 0);
         if ((uintptr_t)buf->data < sp->lo) sp->lo = (uintptr_t)buf->data;
         if ((uintptr_t)buf->data + buf->size > sp->hi) sp->hi = (uintptr_t)buf->data + buf->size;
-        for (uint64_t j = 0; j < buf->size; j++) sp->sum += buf->data[j];
+        for (uint64_t j = 0; j < buf->size; j++) sp->sum = sp->sum * 31 + buf->data[j];
     }
 }
 
-/* Loads every entry (members too); the top-level items go to `top`. */
-static size_t load_all(struct hurray_file *f, struct hurray_item **top, size_t size) {
+/* Writes 0xA5 over every buffer of the tree (copy-on-write when mapped). */
+static void scribble(const struct hurray_item *it) {
+    for (uint32_t k = 0; k < it->member_count; k++) scribble(it->members[k]);
+    if (hurray_item_is_composite(it)) return;
+    for (unsigned b = 0; b < it->descriptor->buffer_count; b++)
+        if (it->buffers[b].size) memset(it->buffers[b].data, 0xA5, (size_t)it->buffers[b].size);
+}
+
+/* Loads every entry (members too) at once; the top-level items go to `top`,
+ * the digest of all bytes to *sum. */
+static size_t load_all(struct hurray_file *f, struct hurray_item **top, uint64_t *sum) {
     size_t count = hurray_file_entry_count(f), n = 0;
     struct span sp = {UINTPTR_MAX, 0, 0};
+    size_t *idx = malloc((count + 1) * sizeof *idx);
+    struct hurray_item **all = malloc((count + 1) * sizeof *all);
+    struct hurray_error err;
+    check(idx && all);
+    for (size_t i = 0; i < count; i++) idx[i] = i;
+    check(hurray_file_load_items(f, idx, count, all, &err) == HURRAY_OK);
     for (size_t i = 0; i < count; i++) {
-        struct hurray_item *it = NULL;
-        struct hurray_error err;
-        check(hurray_file_load_item(f, i, &it, &err) == HURRAY_OK);
-        check_item(it, &sp);
-        if (!hurray_file_entry_is_member(f, i)) top[n++] = it;
-        else hurray_item_destroy(it);
+        check_item(all[i], &sp);
+        if (!hurray_file_entry_is_member(f, i)) top[n++] = all[i];
+        else hurray_item_destroy(all[i]);
     }
     check(n == hurray_file_top_level_count(f));
-    check(sp.hi <= sp.lo || sp.hi - sp.lo <= size);
+    free(idx);
+    free(all);
+    *sum = sp.sum;
     return n;
 }
 
@@ -126,38 +160,123 @@ static void check_canonical(const struct hurray_file *f, struct hurray_item **to
     free(entries);
 }
 
-static void run_profile(const uint8_t *data, size_t size, int profile) {
+/* ---- the input as a file ----------------------------------------------------------------- */
+
+static char temp[64];
+
+static void remove_temp(void) {
+    if (temp[0]) unlink(temp);
+}
+
+static const char *write_temp(const uint8_t *data, size_t size) {
+    if (!temp[0]) {
+        snprintf(temp, sizeof temp, "/tmp/hurray-fuzz-file-XXXXXX");
+        int fd = mkstemp(temp);
+        if (fd < 0) {
+            temp[0] = 0;
+            return NULL;
+        }
+        close(fd);
+        atexit(remove_temp);
+    }
+    int fd = open(temp, O_WRONLY | O_TRUNC);
+    if (fd < 0) return NULL;
+    for (size_t at = 0; at < size;) {
+        ssize_t w = write(fd, data + at, size - at);
+        if (w <= 0) {
+            close(fd);
+            return NULL;
+        }
+        at += (size_t)w;
+    }
+    close(fd);
+    return temp;
+}
+
+/* The file on disk still holds exactly the input. */
+static void check_file_unchanged(const char *path, const uint8_t *data, size_t size) {
+    uint8_t *back = malloc(size + 1);
+    int fd = open(path, O_RDONLY);
+    size_t got = 0;
+    check(back != NULL && fd >= 0);
+    for (ssize_t r; got <= size && (r = read(fd, back + got, size + 1 - got)) > 0;)
+        got += (size_t)r;
+    close(fd);
+    check(got == size && memcmp(back, data, size) == 0);
+    free(back);
+}
+
+/* ---- one way in ---------------------------------------------------------------------------- */
+
+enum { VIA_MEMORY, VIA_COPY, VIA_MMAP };
+
+struct outcome {
+    int status;
+    size_t top;
+    uint64_t sum;
+};
+
+static struct outcome run_once(const uint8_t *data, size_t size, const char *path, int via,
+                               int parts, int profile) {
     struct hurray_limits lim;
-    struct counter ctr = {0, 0};
+    struct counter ctr = {0, 0, 0, 0};
     struct hurray_allocator alloc = {count_alloc, count_free, &ctr};
-    struct hurray_file_options opt = {&lim, &alloc, HURRAY_FILE_COPY};
+    struct hurray_file_options opt = {&lim, &alloc, via == VIA_MMAP ? HURRAY_FILE_MMAP
+                                                                    : HURRAY_FILE_COPY,
+                                      parts};
     struct hurray_file *f = NULL;
     struct hurray_error err;
+    struct outcome o = {0, 0, 0};
     pick_limits(profile, &lim);
-    int st = hurray_file_create_memory(data, size, &opt, &f, &err);
-    check(st >= 0 && st < HURRAY_STATUS_COUNT);
-    if (st != HURRAY_OK) {
-        check(err.code == st && f == NULL && ctr.live == 0);
-        return;
+    o.status = via == VIA_MEMORY ? hurray_file_create_memory(data, size, &opt, &f, &err)
+                                 : hurray_file_create_path(path, &opt, &f, &err);
+    check(o.status >= 0 && o.status < HURRAY_STATUS_COUNT);
+    if (o.status != HURRAY_OK) {
+        check(err.code == o.status && f == NULL && ctr.live == 0);
+        return o;
     }
     check(size >= HURRAY_PAGE_ALIGNMENT);
     struct hurray_item **top = malloc(hurray_file_entry_count(f) * sizeof *top + 1);
     if (!top) {
         hurray_file_destroy(f);
-        return;
+        return o;
     }
-    size_t n = load_all(f, top, size);
-    check(ctr.peak <= 4 * size + (1u << 20));
-    check_canonical(f, top, n, data, size);
-    hurray_file_destroy(f); /* the items keep the image alive */
+    o.top = load_all(f, top, &o.sum);
+    if (profile == 2) check(ctr.peak_own <= 4 * size + (1u << 20));
+    else check(ctr.peak <= 4 * size + (1u << 20));
+    if (via == VIA_MEMORY && parts == HURRAY_FILE_PARTS_ALL)
+        check_canonical(f, top, o.top, data, size);
+    hurray_file_destroy(f); /* the items keep their bytes alive */
     struct span sp = {UINTPTR_MAX, 0, 0};
-    for (size_t k = 0; k < n; k++) check_item(top[k], &sp);
-    for (size_t k = 0; k < n; k++) hurray_item_destroy(top[k]);
+    for (size_t k = 0; k < o.top; k++) check_item(top[k], &sp);
+    if (via == VIA_MMAP)
+        for (size_t k = 0; k < o.top; k++) scribble(top[k]);
+    for (size_t k = 0; k < o.top; k++) hurray_item_destroy(top[k]);
     free(top);
     check(ctr.live == 0);
+    return o;
+}
+
+static void run_profile(const uint8_t *data, size_t size, int profile) {
+    struct outcome m = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_ALL, profile);
+    if (profile != 2) return;
+    /* the parts alone: each accepts what the whole accepts; a refusal is a part's */
+    struct outcome pi = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_INDEX, 2);
+    struct outcome pk = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_KV, 2);
+    if (m.status == HURRAY_OK) check(pi.status == HURRAY_OK && pk.status == HURRAY_OK);
+    else check(pi.status == m.status || pk.status == m.status);
+    if (m.status == HURRAY_OK) check(pi.top == m.top && pi.sum == m.sum);
+    const char *path = write_temp(data, size);
+    if (!path) return;
+    for (int via = VIA_COPY; via <= VIA_MMAP; via++) {
+        struct outcome o = run_once(data, size, path, via, HURRAY_FILE_PARTS_ALL, 2);
+        check(o.status == m.status);
+        check(o.top == m.top && o.sum == m.sum);
+    }
+    check_file_unchanged(path, data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    for (int profile = 0; profile < 2; profile++) run_profile(data, size, profile);
+    for (int profile = 0; profile < 3; profile++) run_profile(data, size, profile);
     return 0;
 }

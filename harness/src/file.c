@@ -14,7 +14,8 @@
  *            SHA-256, its address a multiple of its declared alignment, its
  *            bytes those of the input at data_offset + offset, and buffer
  *            addresses placed as their offsets say (address - offset is the
- *            same page-aligned data base for every buffer of the file); a
+ *            same for every buffer of one loaded tree: each loaded item holds
+ *            its own byte range, file-container.md HR-FILE-8); a
  *            composite entry loads its whole member tree, each node checked
  *            against the oracle entry it stands for. Then top_level (count
  *            and names, hurray_file_top_level_*), the KV map (hurray_file_kv,
@@ -194,7 +195,8 @@ struct file_run {
      * entry as a CSR list */
     size_t *parent;
     size_t *child_start, *children;
-    /* buffer placement: the data region's base, from the first non-empty buffer */
+    /* buffer placement within one loaded tree: the address of data-relative
+     * byte 0, from its first non-empty buffer (reset for each load) */
     int members_too; /* check_node: recurse into the members of the root */
     int have_base;
     uintptr_t base;
@@ -286,7 +288,7 @@ static void check_buffer(struct file_run *r, struct hc_log *log, const char *bas
         hc_fail(log, "%s.buffers[%zu].offset: the loaded bytes are not the file's bytes at "
                      "data_offset + %" PRIu64,
                 base, b, w->offset);
-    /* placement: one data base for every buffer */
+    /* placement: one base for every buffer of the loaded tree */
     if (!got->data || !got->size) return;
     uintptr_t addr = (uintptr_t)got->data;
     if (!r->have_base) {
@@ -294,10 +296,6 @@ static void check_buffer(struct file_run *r, struct hc_log *log, const char *bas
         r->base = addr - (uintptr_t)w->offset;
         r->base_entry = e;
         r->base_buffer = b;
-        if (r->base % HURRAY_PAGE_ALIGNMENT != 0)
-            hc_fail(log, "%s.buffers[%zu]: address - offset is not page-aligned (the data "
-                         "region of a page-aligned image starts at a multiple of 4096)",
-                    base, b);
     } else if (addr - r->base != (uintptr_t)w->offset) {
         hc_fail(log, "%s.buffers[%zu].offset: loaded %" PRIdPTR " bytes from where the data "
                      "region starts by entries[%zu].buffers[%zu], expected %" PRIu64,
@@ -414,6 +412,7 @@ static void check_entry(struct file_run *r, size_t i, struct hurray_item **loade
     }
     struct hurray_item *it = NULL;
     hurray_error_clear(&err);
+    r->have_base = 0;
     int lst = hurray_file_load_item(r->f, i, &it, &err);
     if (lst != HURRAY_OK) {
         hc_fail(log, "%s: hurray_file_load_item failed: %s", base,
@@ -638,6 +637,7 @@ static void check_paths(struct hc_log *log, const struct hc_vector *v, const cha
                         }
                         char b[HC_PATH_MAX];
                         r.members_too = 1;
+                        r.have_base = 0;
                         check_node(&r, &quiet, hc_pathf(b, "decoded.entries[%zu]", i), i, it, 0);
                         hurray_item_destroy(it);
                     }

@@ -1,33 +1,30 @@
 /* The HRRYFILE container: validating reader and canonical writer.
  * docs/spec/file-container.md
  *
- * Reading is a thin driver over the one descriptor decoder and the one KV
- * decoder (STYLE 6): the functions below follow file-container.md § Decoding
- * order step by step (header, size, padding, index entries with their
- * descriptors, buffer placement, names, KV, composite trees) and stop at the
- * first failure. Every count is bounded by the bytes present before it sizes
- * an allocation. The bytes live in a refcounted image (a page-aligned copy or
- * a read-only mapping); loaded items borrow buffers from it and hold a
- * reference, so they outlive the file handle.
+ * Reading is index-first (§ Reading, HR-FILE-8 … 13) and a thin driver over
+ * the one descriptor decoder and the one KV decoder (STYLE 6). Opening reads
+ * the header, the padding before the data, the index (as it is parsed, never
+ * far ahead of the parser) and the KV section when asked, by positioned
+ * reads, and follows § Decoding order step by step; the data region's gaps
+ * are checked at open by batched positioned reads of only the bytes around
+ * them (deferred, but reported in decoding order). Nothing is read through a
+ * mapping to validate it. Loading then reads (copy) or maps copy-on-write
+ * (mmap) only the byte ranges of the items asked for, each into a refcounted
+ * block the item holds, so an item pins nothing else and outlives the file.
+ * Every count is bounded by the bytes present or a limit before it sizes an
+ * allocation.
  *
  * Writing plans the whole file first (flattened entries with generated
  * member names, descriptor lengths, canonical offsets), validating
- * everything, and only then emits bytes through a sink (memory or fd), so a
- * refused file writes nothing. Platform calls (open, pread, write, mmap,
- * fstat) sit in small functions at the end of each half. */
-#define _POSIX_C_SOURCE 200809L
-
+ * everything, and only then emits bytes: a list of byte ranges copied into
+ * memory or written with a few vectored writes, so a refused file writes
+ * nothing. Every system call goes through os.h. */
 #include "item_internal.h"
 #include "kv_internal.h"
+#include "os.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
-#include <sys/mman.h>
 #include <stdio.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include "hurray/composite.h"
 
@@ -60,6 +57,21 @@ enum {
 
 #define PAGE ((uint64_t)HURRAY_PAGE_ALIGNMENT)
 
+/* Reading (HR-FILE-9): the first read, and the least the index is read ahead. */
+#define META_FIRST_READ ((uint64_t)64 << 10)
+/* Gap checks (§ What is read, and when): gaps within GAP_NEAR bytes of each
+ * other are read together, at most GAP_WINDOW bytes and GAP_BATCH gaps at once. */
+#define GAP_NEAR ((uint64_t)HURRAY_PAGE_ALIGNMENT)
+#define GAP_WINDOW ((uint64_t)64 << 10)
+#define GAP_BATCH 1024u
+/* Loading: copy mode reads items of at most LOAD_SMALL bytes lying within
+ * LOAD_NEAR of each other together through a LOAD_SCRATCH-byte buffer; mmap
+ * mode maps items within MAP_MERGE of each other with one mapping (HR-FILE-8). */
+#define LOAD_SMALL ((uint64_t)64 << 10)
+#define LOAD_NEAR ((uint64_t)HURRAY_PAGE_ALIGNMENT)
+#define LOAD_SCRATCH ((uint64_t)1 << 20)
+#define MAP_MERGE ((uint64_t)1 << 20)
+
 static uint64_t round_up(uint64_t v, uint64_t a) { return v % a ? v + (a - v % a) : v; }
 /* round_up without wrapping: 1 on overflow. */
 static int round_up_checked(uint64_t v, uint64_t a, uint64_t *out) {
@@ -91,62 +103,64 @@ static int in_region(int st, const char *prefix, uint64_t base, struct hurray_er
     return st;
 }
 
-/* ==== the image ============================================================ */
-
-struct file_image {
-    HRI_REFCOUNT refs;
-    const uint8_t *base; /* page-aligned */
-    uint64_t size;
-    void *raw; /* copy: the allocation; mmap: the mapping */
-    size_t raw_len;
-    int mapped;
-    const struct hurray_allocator *allocator;
-};
-
-static void image_unmap(struct file_image *img);
-
-static void image_ref(struct file_image *img) { HRI_REF_INC(&img->refs); }
-
-/* owner_release of loaded items; the last reference frees the bytes. */
-static void image_unref(void *owner) {
-    struct file_image *img = owner;
-    if (!img || HRI_REF_DEC(&img->refs) != 1) return;
-    if (img->mapped)
-        image_unmap(img);
-    else
-        hri_free(img->allocator, img->raw, img->raw_len);
-    hri_free(img->allocator, img, sizeof *img);
-}
-
-static int image_new(const struct hurray_allocator *a, struct file_image **out,
-                     struct hurray_error *err) {
-    struct file_image *img = hri_alloc(a, sizeof *img);
-    HR_FAIL_IF(!img, err, HURRAY_E_NOMEM, "file", "file: out of memory");
-    memset(img, 0, sizeof *img);
-    HRI_REF_INIT(&img->refs, 1);
-    img->allocator = a;
-    *out = img;
+static int alloc_array(const struct hurray_allocator *a, size_t n, size_t size, void **out,
+                       struct hurray_error *err) {
+    *out = NULL;
+    if (n == 0) return HURRAY_OK;
+    HR_FAIL_IF(n > SIZE_MAX / size, err, HURRAY_E_NOMEM, "file", "file: table too large");
+    *out = hri_alloc(a, n * size);
+    HR_FAIL_IF(!*out, err, HURRAY_E_NOMEM, "file", "file: out of memory (%zu bytes)", n * size);
+    memset(*out, 0, n * size);
     return HURRAY_OK;
 }
 
-/* An owned block of `size` bytes whose start is page-aligned. */
-static int image_alloc_copy(const struct hurray_allocator *a, uint64_t size,
-                            struct file_image **out, struct hurray_error *err) {
-    struct file_image *img = NULL;
-    HR_FAIL_IF(size > SIZE_MAX - PAGE, err, HURRAY_E_NOMEM, "file",
-               "file: %llu bytes exceed the address space", (unsigned long long)size);
-    HR_TRY(image_new(a, &img, err));
-    img->raw_len = (size_t)size + (size_t)PAGE;
-    img->raw = hri_alloc(a, img->raw_len);
-    if (!img->raw) {
-        hri_free(a, img, sizeof *img);
-        return hri_fail(err, HURRAY_E_NOMEM, "file", "file: cannot allocate %llu bytes",
-                        (unsigned long long)size);
-    }
-    uintptr_t at = ((uintptr_t)img->raw + (uintptr_t)PAGE - 1) & ~(uintptr_t)(PAGE - 1);
-    img->base = (const uint8_t *)at;
-    img->size = size;
-    *out = img;
+/* ==== data blocks ============================================================
+ * What a loaded item's bytes live in, refcounted: the item (or, for a shared
+ * mapping, each item over it) holds one reference, and the last one frees the
+ * block. One allocation holds the record and, for a copy or an image, the
+ * bytes after it. */
+
+enum { BLOCK_COPY, BLOCK_MAP };
+
+struct data_block {
+    HRI_REFCOUNT refs;
+    const struct hurray_allocator *allocator;
+    size_t alloc_len;           /* of the allocation starting at this record */
+    struct hri_os_mapping map;  /* BLOCK_MAP */
+    int kind;
+};
+
+static void block_ref(struct data_block *b) { HRI_REF_INC(&b->refs); }
+
+/* owner_release of loaded items; the last reference frees the bytes. */
+static void block_unref(void *owner) {
+    struct data_block *b = owner;
+    if (!b || HRI_REF_DEC(&b->refs) != 1) return;
+    if (b->kind == BLOCK_MAP) hri_os_unmap(&b->map);
+    hri_free(b->allocator, b, b->alloc_len);
+}
+
+/* A block with room for `payload` bytes starting at *bytes, an address that
+ * is `phase` modulo `align` (align a power of two <= PAGE, phase < align). */
+static int block_new(const struct hurray_allocator *a, int kind, uint64_t payload, uint64_t align,
+                     uint64_t phase, struct data_block **out, uint8_t **bytes,
+                     struct hurray_error *err) {
+    size_t head = sizeof(struct data_block);
+    HR_FAIL_IF(payload > SIZE_MAX - head - (size_t)PAGE, err, HURRAY_E_NOMEM, "file",
+               "file: %llu bytes exceed the address space", (unsigned long long)payload);
+    size_t len = head + (size_t)(align - 1 + payload);
+    struct data_block *b = hri_alloc(a, len);
+    HR_FAIL_IF(!b, err, HURRAY_E_NOMEM, "file", "file: cannot allocate %llu bytes",
+               (unsigned long long)payload);
+    memset(b, 0, head);
+    HRI_REF_INIT(&b->refs, 1);
+    b->allocator = a;
+    b->alloc_len = len;
+    b->kind = kind;
+    /* the first address after the record that is `phase` modulo `align` */
+    uintptr_t start = (uintptr_t)b + head;
+    *bytes = (uint8_t *)(start + (((uintptr_t)phase - start) & (uintptr_t)(align - 1)));
+    *out = b;
     return HURRAY_OK;
 }
 
@@ -240,26 +254,33 @@ static int header_data(struct file_header *h, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
-/* Step 3: the file ends exactly at data_offset + data_length. */
-static int header_size(const struct file_header *h, uint64_t size, struct hurray_error *err) {
+/* Step 3: the file ends exactly at data_offset + data_length. `path` names
+ * the file in the message (NULL: an image in memory). */
+static int header_size(const struct file_header *h, uint64_t size, const char *path,
+                       struct hurray_error *err) {
+    char who[192];
+    if (path) snprintf(who, sizeof who, "file \"%.160s\"", path);
+    else snprintf(who, sizeof who, "file");
     if (size < h->end)
         return hri_fail_at(err, HURRAY_E_TRUNCATED, size, "file",
-                           "file: %llu bytes, the header says %llu (HR-FILE-4)",
+                           "%s: %llu bytes, the header says %llu (HR-FILE-4)", who,
                            (unsigned long long)size, (unsigned long long)h->end);
     if (size > h->end)
         return hri_fail_at(err, HURRAY_E_LENGTH, h->end, "file",
-                           "file: %llu trailing bytes after data_offset + data_length "
+                           "%s: %llu trailing bytes after data_offset + data_length "
                            "(HR-FILE-4)",
-                           (unsigned long long)(size - h->end));
+                           who, (unsigned long long)(size - h->end));
     return HURRAY_OK;
 }
 
 /* Steps 1-3 over the first min(size, 64) bytes of the file. */
-static int parse_header(const uint8_t *src, uint64_t size, const struct hurray_limits *lim,
-                        struct file_header *h, struct hurray_error *err) {
+static int parse_header(const uint8_t *src, uint64_t size, const char *path,
+                        const struct hurray_limits *lim, struct file_header *h,
+                        struct hurray_error *err) {
     if (size < HURRAY_FILE_HEADER_BYTES)
         return hri_fail_at(err, HURRAY_E_TRUNCATED, size, "header",
-                           "header: the file has %llu bytes, the header alone is 64",
+                           "header: the file%s%.160s%s has %llu bytes, the header alone is 64",
+                           path ? " \"" : "", path ? path : "", path ? "\"" : "",
                            (unsigned long long)size);
     HR_TRY(header_magic_version(src, err));
     memset(h, 0, sizeof *h);
@@ -272,40 +293,55 @@ static int parse_header(const uint8_t *src, uint64_t size, const struct hurray_l
     HR_TRY(header_index(h, err));
     HR_TRY(header_kv(h, lim, err));
     HR_TRY(header_data(h, err));
-    return header_size(h, size, err);
+    return header_size(h, size, path, err);
 }
+
 
 /* ==== the file handle ========================================================== */
 
+/* One index entry: a constant-size record (HR-FILE-13). Its name, descriptor
+ * and buffer offsets stay in the metadata block: the name at
+ * desc_pos - round_up(name_len, 8), the offsets at desc_pos + desc_len. */
 struct entry_rec {
-    const uint8_t *name_src; /* into meta while parsing */
-    const char *name;        /* NUL-terminated, in the names block */
+    const char *name; /* NUL-terminated, in the names block (after parsing) */
+    uint64_t desc_pos;
     uint32_t name_len;
+    uint32_t desc_len;
     uint8_t kind;
     uint8_t is_member;
     uint8_t buffer_count;
-    uint32_t desc_len;
-    uint64_t desc_pos;    /* in meta */
-    uint64_t offsets_pos; /* in meta */
 };
 
 struct hurray_file {
-    struct file_image *image;
-    const uint8_t *meta; /* [0, data_offset): the image, or a copy (mmap) */
-    uint8_t *meta_copy;
-    size_t meta_copy_len;
+    const struct hurray_allocator *allocator;
+    struct hurray_limits lim;
+    int mode;  /* enum hurray_file_mode */
+    int parts; /* enum hurray_file_parts, ALL resolved to INDEX | KV */
+    /* the source: a descriptor (open_path) or an image (open_memory) */
+    hri_os_fd fd;
+    char *path; /* NUL-terminated copy, for messages; NULL in memory */
+    size_t path_len;
+    struct data_block *image; /* open_memory: the page-aligned copy */
+    const uint8_t *image_bytes;
+    uint64_t size; /* measured at open */
     struct file_header h;
+    /* file bytes [0, meta_have): the header and the index, read as parsed
+     * (open_path), or the image itself (open_memory) */
+    const uint8_t *meta;
+    uint8_t *meta_buf;
+    size_t meta_cap;
+    uint64_t meta_have;
     struct entry_rec *entries;
     size_t count;
     char *names;
     size_t names_len;
-    const struct entry_rec **sorted; /* by name */
-    size_t *top;
+    uint32_t *sorted; /* entry indices by name (entry_count <= 2^32 - 1) */
+    uint32_t *top;    /* top-level entry indices, file order */
     size_t top_count;
     struct hurray_descriptor *scratch;
+    size_t top_fail; /* first top-level tensor failing step 9, else SIZE_MAX */
+    struct hurray_error top_fail_err;
     struct hurray_kv kv;
-    struct hurray_limits lim;
-    const struct hurray_allocator *allocator;
 };
 
 void hurray_file_destroy(struct hurray_file *f) {
@@ -317,12 +353,99 @@ void hurray_file_destroy(struct hurray_file *f) {
         hri_free(a, f->scratch, sizeof *f->scratch);
     }
     hri_free(a, f->top, f->count * sizeof *f->top);
-    hri_free(a, (void *)f->sorted, f->count * sizeof *f->sorted);
+    hri_free(a, f->sorted, f->count * sizeof *f->sorted);
     hri_free(a, f->names, f->names_len);
     hri_free(a, f->entries, f->count * sizeof *f->entries);
-    hri_free(a, f->meta_copy, f->meta_copy_len);
-    image_unref(f->image);
+    hri_free(a, f->meta_buf, f->meta_cap);
+    hri_free(a, f->path, f->path_len + 1);
+    (void)hri_os_close(&f->fd, NULL, NULL);
+    block_unref(f->image);
     hri_free(a, f, sizeof *f);
+}
+
+static const char *file_path(const struct hurray_file *f) { return f->path ? f->path : "(memory)"; }
+
+/* HR-FILE-12: a positioned read came back short of what the header (checked
+ * against the size measured at open) promises. */
+static int shrank(const struct hurray_file *f, uint64_t at, uint64_t want,
+                  struct hurray_error *err) {
+    return hri_fail_at(err, HURRAY_E_TRUNCATED, at, "file",
+                       "file \"%.160s\": ends at byte %llu, the header promises %llu; it was "
+                       "truncated after it was opened (HR-FILE-12)",
+                       file_path(f), (unsigned long long)at, (unsigned long long)want);
+}
+
+/* Reads exactly n file bytes at `off` into dst (TRUNCATED if the file ends
+ * first). In memory, copies from the image. */
+static int read_exact(const struct hurray_file *f, uint8_t *dst, uint64_t n, uint64_t off,
+                      struct hurray_error *err) {
+    size_t got = 0;
+    if (n == 0) return HURRAY_OK;
+    if (f->image) {
+        memcpy(dst, f->image_bytes + off, (size_t)n);
+        return HURRAY_OK;
+    }
+    HR_FAIL_IF(n > SIZE_MAX, err, HURRAY_E_NOMEM, "file", "file: read too large");
+    HR_TRY(hri_os_pread(f->fd, dst, (size_t)n, off, &got, f->path, err));
+    if (got < n) return shrank(f, off + got, off + n, err);
+    return HURRAY_OK;
+}
+
+/* Makes file bytes [0, upto) available in f->meta, reading ahead to at most
+ * `limit` (the end of the region being parsed): at least META_FIRST_READ
+ * bytes, at most as many as are already there, so an index that fails early
+ * costs what was parsed (HR-FILE-9). */
+static int meta_ensure(struct hurray_file *f, uint64_t upto, uint64_t limit,
+                       struct hurray_error *err) {
+    if (upto <= f->meta_have) return HURRAY_OK;
+    uint64_t ahead = f->meta_have > META_FIRST_READ ? f->meta_have : META_FIRST_READ;
+    uint64_t want = f->meta_have + ahead;
+    if (want < upto) want = upto;
+    if (want > limit) want = limit;
+    if (want < upto) want = upto; /* callers never ask past the end of the file */
+    HR_FAIL_IF(want > SIZE_MAX, err, HURRAY_E_NOMEM, "file", "file: metadata too large");
+    if (want > f->meta_cap) {
+        uint8_t *n = hri_alloc(f->allocator, (size_t)want);
+        HR_FAIL_IF(!n, err, HURRAY_E_NOMEM, "file", "file: cannot allocate %llu bytes",
+                   (unsigned long long)want);
+        if (f->meta_have) memcpy(n, f->meta_buf, (size_t)f->meta_have);
+        hri_free(f->allocator, f->meta_buf, f->meta_cap);
+        f->meta_buf = n;
+        f->meta_cap = (size_t)want;
+        f->meta = n;
+    }
+    HR_TRY(read_exact(f, f->meta_buf + f->meta_have, want - f->meta_have, f->meta_have, err));
+    f->meta_have = want;
+    return HURRAY_OK;
+}
+
+/* A region of the file's bytes to look at: in the image or the metadata
+ * already read, else read into *tmp (allocated here, *tmp_len bytes; the
+ * caller frees it). */
+static int region(struct hurray_file *f, uint64_t off, uint64_t n, const uint8_t **out,
+                  uint8_t **tmp, size_t *tmp_len, struct hurray_error *err) {
+    *tmp = NULL;
+    *tmp_len = 0;
+    if (f->image) {
+        *out = f->image_bytes + off;
+        return HURRAY_OK;
+    }
+    if (off + n <= f->meta_have) {
+        *out = f->meta + off;
+        return HURRAY_OK;
+    }
+    HR_FAIL_IF(n > SIZE_MAX, err, HURRAY_E_NOMEM, "file", "file: region too large");
+    HR_TRY(alloc_array(f->allocator, (size_t)n, 1, (void **)tmp, err));
+    *tmp_len = (size_t)n;
+    int st = read_exact(f, *tmp, n, off, err);
+    if (st != HURRAY_OK) {
+        hri_free(f->allocator, *tmp, *tmp_len);
+        *tmp = NULL;
+        *tmp_len = 0;
+        return st;
+    }
+    *out = *tmp;
+    return HURRAY_OK;
 }
 
 /* ==== the index (steps 5-6) ================================================== */
@@ -333,24 +456,123 @@ struct composite_frame {
     uint32_t count; /* member_count */
 };
 
+/* A gap of the data region waiting for its check (step 5, check 5; step 6). */
+struct gap {
+    uint64_t start; /* data-relative */
+    uint32_t len;   /* < 4096 */
+    uint32_t buffer;
+    size_t entry; /* SIZE_MAX: the padding after the last buffer */
+};
+
+struct gap_batch {
+    struct gap g[GAP_BATCH];
+    size_t n;
+    uint8_t *scratch; /* min(GAP_WINDOW, data_length) bytes, made on first use */
+    size_t scratch_len;
+};
+
 struct index_parse {
     struct hurray_file *f;
     struct hri_cursor c; /* over meta, absolute offsets, short status LENGTH */
+    uint64_t index_end;
     struct hurray_decode_options dopt;
-    const uint8_t *data; /* the data region, for padding checks */
-    uint64_t end;        /* end of the previous buffer (data-relative) */
+    uint64_t end; /* end of the previous buffer (data-relative) */
     struct composite_frame stack[HURRAY_MAX_COMPOSITE_DEPTH_FORMAT + 1];
     unsigned depth;
     uint64_t tree_total; /* members of the current top-level composite */
+    struct gap_batch *gaps;
 };
 
 static const char *entry_field(char f[HURRAY_ERROR_FIELD_MAX], size_t i, const char *part) {
     return hri_fieldf(f, "index[%zu].%s", i, part);
 }
 
-/* Step 5: entry_count, bounded by the limit and by the index bytes. */
+static const char *buffer_field(char f[HURRAY_ERROR_FIELD_MAX], size_t i, unsigned b) {
+    return hri_fieldf(f, "index[%zu].buffers[%u]", i, b);
+}
+
+/* The next n bytes of the index (or what is left of it) are in meta; the
+ * cursor then reads them, failing with LENGTH past the index end. */
+static int need(struct index_parse *p, uint64_t n, struct hurray_error *err) {
+    uint64_t upto = hri_cursor_offset(&p->c) + n;
+    if (upto > p->index_end || upto < n) upto = p->index_end;
+    HR_TRY(meta_ensure(p->f, upto, p->index_end, err));
+    p->c.src = p->f->meta;
+    return HURRAY_OK;
+}
+
+/* ---- gaps: checked in batches, reported in decoding order ---------------------------- */
+
+/* Checks every pending gap, in order: RESERVED_NONZERO for the first with a
+ * non-zero byte. Reads the bytes from the first pending gap to the end of the
+ * last (<= GAP_WINDOW) in one positioned read. */
+static int gaps_flush(struct index_parse *p, struct hurray_error *err) {
+    struct gap_batch *gb = p->gaps;
+    struct hurray_file *f = p->f;
+    if (gb->n == 0) return HURRAY_OK;
+    uint64_t lo = gb->g[0].start, hi = gb->g[gb->n - 1].start + gb->g[gb->n - 1].len;
+    const uint8_t *bytes;
+    if (f->image) {
+        bytes = f->image_bytes + f->h.data_offset + lo;
+    } else {
+        if (!gb->scratch) {
+            gb->scratch_len = (size_t)(f->h.data_length < GAP_WINDOW ? f->h.data_length
+                                                                     : GAP_WINDOW);
+            gb->scratch = hri_alloc(f->allocator, gb->scratch_len);
+            HR_FAIL_IF(!gb->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
+        }
+        HR_TRY(read_exact(f, gb->scratch, hi - lo, f->h.data_offset + lo, err));
+        bytes = gb->scratch;
+    }
+    size_t n = gb->n;
+    gb->n = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct gap *g = &gb->g[k];
+        uint64_t first = 0;
+        char fl[HURRAY_ERROR_FIELD_MAX];
+        if (is_zero(bytes + (g->start - lo), g->len, &first)) continue;
+        uint64_t at = f->h.data_offset + g->start + first;
+        if (g->entry == SIZE_MAX)
+            return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, at, "data.padding",
+                               "data.padding: not zero after the last buffer (HR-FILE-2)");
+        return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, at, buffer_field(fl, g->entry, g->buffer),
+                           "%s: padding before the buffer is not zero (HR-FILE-2)", fl);
+    }
+    return HURRAY_OK;
+}
+
+/* Queues [start, start + len) for its check, first flushing the batch when
+ * the gap lies too far from it. */
+static int gap_add(struct index_parse *p, uint64_t start, uint64_t len, size_t entry,
+                   unsigned buffer, struct hurray_error *err) {
+    struct gap_batch *gb = p->gaps;
+    if (len == 0) return HURRAY_OK;
+    if (gb->n > 0) {
+        const struct gap *last = &gb->g[gb->n - 1];
+        uint64_t last_end = last->start + last->len;
+        if (gb->n == GAP_BATCH || start - last_end > GAP_NEAR ||
+            start + len - gb->g[0].start > GAP_WINDOW)
+            HR_TRY(gaps_flush(p, err));
+    }
+    struct gap g = {start, (uint32_t)len, buffer, entry};
+    gb->g[gb->n++] = g;
+    return HURRAY_OK;
+}
+
+/* A failure at a later step: a pending gap comes first in the decoding order. */
+static int after_gaps(struct index_parse *p, int st, struct hurray_error *err) {
+    if (st == HURRAY_OK) return st;
+    int g = gaps_flush(p, err);
+    return g != HURRAY_OK ? g : st;
+}
+
+/* ---- entries ---------------------------------------------------------------------- */
+
+/* Step 5: entry_count, bounded by the limit and by the index bytes, before
+ * anything is allocated per entry (HR-FILE-13). */
 static int parse_entry_count(struct index_parse *p, uint64_t *count, struct hurray_error *err) {
     uint64_t at = hri_cursor_offset(&p->c);
+    HR_TRY(need(p, 8, err));
     HR_TRY(hri_read_u64(&p->c, count, "index.entry_count", err));
     if (*count > p->f->lim.max_file_tensors)
         return hri_fail_at(err, HURRAY_E_LIMIT, at, "index.entry_count",
@@ -372,6 +594,7 @@ static int parse_entry_header(struct index_parse *p, size_t i, struct entry_rec 
                               struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
     uint64_t at = hri_cursor_offset(&p->c);
+    HR_TRY(need(p, ENTRY_HEADER_BYTES, err));
     HR_TRY(hri_need_i(&p->c, ENTRY_HEADER_BYTES, "index[%u].header", (unsigned)i, err));
     HR_TRY(hri_read_u32(&p->c, &r->name_len, "name_length", err));
     if (r->name_len == 0 || r->name_len > p->f->lim.max_name_bytes)
@@ -393,13 +616,15 @@ static int parse_entry_header(struct index_parse *p, size_t i, struct entry_rec 
 static int parse_entry_name(struct index_parse *p, size_t i, struct entry_rec *r,
                             struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
+    const uint8_t *name = NULL;
     uint64_t at = hri_cursor_offset(&p->c);
-    HR_TRY(hri_need_i(&p->c, r->name_len, "index[%u].name", (unsigned)i, err));
-    HR_TRY(hri_read_bytes(&p->c, r->name_len, &r->name_src, "name", err));
-    if (!hri_utf8_valid(r->name_src, r->name_len, 0))
-        return hri_name_check(r->name_src, r->name_len, p->f->lim.max_name_bytes,
-                              entry_field(f, i, "name"), at, err);
     size_t pad = hri_pad8(r->name_len);
+    HR_TRY(need(p, (uint64_t)r->name_len + pad, err));
+    HR_TRY(hri_need_i(&p->c, r->name_len, "index[%u].name", (unsigned)i, err));
+    HR_TRY(hri_read_bytes(&p->c, r->name_len, &name, "name", err));
+    if (!hri_utf8_valid(name, r->name_len, 0))
+        return hri_name_check(name, r->name_len, p->f->lim.max_name_bytes,
+                              entry_field(f, i, "name"), at, err);
     return pad ? hri_read_reserved_i(&p->c, pad, "index[%u].name.padding", (unsigned)i, err)
                : HURRAY_OK;
 }
@@ -415,28 +640,33 @@ static size_t decimal(uint32_t v, char out[11]) {
     return n;
 }
 
-/* HR-FILE-3: inside a composite, the entry is named "{head}.{index}". */
+/* Where entry r's name bytes are in meta. */
+static uint64_t name_pos(const struct entry_rec *r) { return r->desc_pos - round_up(r->name_len, 8); }
+
+/* HR-FILE-3: inside a composite, the entry is named "{head}.{index}". Runs
+ * right after the name is read (desc_pos still unset: `name` is the cursor's
+ * position minus the padded name). */
 static int check_member_name(struct index_parse *p, size_t i, struct entry_rec *r,
                              struct hurray_error *err) {
     if (p->depth == 0) return HURRAY_OK;
     const struct composite_frame *fr = &p->stack[p->depth - 1];
     const struct entry_rec *head = &p->f->entries[fr->entry];
+    const uint8_t *hn = p->f->meta + name_pos(head);
+    const uint8_t *name = p->f->meta + p->c.pos - round_up(r->name_len, 8);
     char digits[11];
     size_t nd = decimal(fr->next, digits);
     r->is_member = 1;
     if (r->name_len == (uint64_t)head->name_len + 1 + nd &&
-        memcmp(r->name_src, head->name_src, head->name_len) == 0 &&
-        r->name_src[head->name_len] == '.' &&
-        memcmp(r->name_src + head->name_len + 1, digits, nd) == 0)
+        memcmp(name, hn, head->name_len) == 0 && name[head->name_len] == '.' &&
+        memcmp(name + head->name_len + 1, digits, nd) == 0)
         return HURRAY_OK;
     char f[HURRAY_ERROR_FIELD_MAX];
+    int hl = (int)(head->name_len > 48 ? 48 : head->name_len);
     return hri_fail(err, HURRAY_E_CONSTRAINT, entry_field(f, i, "name"),
                     "%s: member %u of composite \"%.*s\" must be named \"%.*s.%.*s\" "
                     "(HR-FILE-3)",
-                    f, (unsigned)fr->next, (int)(head->name_len > 48 ? 48 : head->name_len),
-                    (const char *)head->name_src,
-                    (int)(head->name_len > 48 ? 48 : head->name_len),
-                    (const char *)head->name_src, (int)nd, digits);
+                    f, (unsigned)fr->next, hl, (const char *)hn, hl, (const char *)hn, (int)nd,
+                    digits);
 }
 
 /* HR-FILE-5: kind agrees with the layout; host bytes only. */
@@ -463,16 +693,28 @@ static int check_entry_descriptor(const struct hurray_descriptor *d, size_t i, u
 }
 
 /* The descriptor, by the one decoder; a descriptor crossing the index end is
- * LENGTH (the file is complete, the index length lies). Leaves it decoded in
- * f->scratch. */
+ * LENGTH (the file is complete, the index length lies). Its length is peeked
+ * first so that exactly its bytes are read. Leaves it decoded in f->scratch. */
 static int parse_entry_descriptor(struct index_parse *p, size_t i, struct entry_rec *r,
                                   struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
     size_t consumed = 0;
+    uint32_t len = 0;
     uint64_t at = hri_cursor_offset(&p->c);
+    HR_TRY(need(p, HURRAY_DESCRIPTOR_HEADER_BYTES, err));
+    if (hurray_descriptor_peek_length(p->c.src + p->c.pos, hri_cursor_left(&p->c) <
+                                                               HURRAY_DESCRIPTOR_HEADER_BYTES
+                                          ? hri_cursor_left(&p->c)
+                                          : HURRAY_DESCRIPTOR_HEADER_BYTES,
+                                      &p->f->lim, &len, NULL) == HURRAY_OK)
+        HR_TRY(need(p, len, err));
+    /* what is in meta of the rest of the index: the decoder reads no further
+     * than the descriptor's length, and reports a peek failure itself */
+    size_t avail = (size_t)((p->f->meta_have < p->index_end ? p->f->meta_have : p->index_end) -
+                            p->c.pos);
     hurray_descriptor_reset(p->f->scratch);
-    int st = hurray_descriptor_decode(p->c.src + p->c.pos, hri_cursor_left(&p->c), &p->dopt,
-                                      p->f->scratch, &consumed, err);
+    int st = hurray_descriptor_decode(p->c.src + p->c.pos, avail, &p->dopt, p->f->scratch,
+                                      &consumed, err);
     if (st == HURRAY_E_TRUNCATED)
         return hri_fail_at(err, HURRAY_E_LENGTH, at, entry_field(f, i, "descriptor"),
                            "%s: the descriptor crosses the end of the index (HR-FILE-6)", f);
@@ -508,16 +750,13 @@ static int enter_composite(struct index_parse *p, size_t i, struct hurray_error 
     return HURRAY_OK;
 }
 
-static const char *buffer_field(char f[HURRAY_ERROR_FIELD_MAX], size_t i, unsigned b) {
-    return hri_fieldf(f, "index[%zu].buffers[%u]", i, b);
-}
-
-/* § Buffer placement, checks 1-5, for one buffer. Fields are formatted only
- * on failure (the arguments of the failing call). */
+/* § Buffer placement, checks 1-5, for one buffer; check 5 (the gap's bytes)
+ * is queued (gap_add). Fields are formatted only on failure. */
 static int place_buffer(struct index_parse *p, size_t i, unsigned b, uint64_t o, uint64_t at,
                         const struct hurray_buffer_desc *bd, struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    uint64_t a = (uint64_t)1 << bd->alignment_log2, end = 0, first = 0;
+    uint64_t a = (uint64_t)1 << bd->alignment_log2, end = 0;
+    uint64_t place = round_up(p->end, placement_alignment(bd->alignment_log2));
     if (o < p->end)
         return hri_fail_at(err, HURRAY_E_OVERLAP, at, buffer_field(f, i, b),
                            "%s: offset %llu is before the end of the previous buffer (%llu) "
@@ -528,12 +767,10 @@ static int place_buffer(struct index_parse *p, size_t i, unsigned b, uint64_t o,
                            "%s: offset %llu is not a multiple of the declared alignment %llu "
                            "(HR-FILE-2)",
                            f, (unsigned long long)o, (unsigned long long)a);
-    if (o != round_up(p->end, placement_alignment(bd->alignment_log2)))
+    if (o != place)
         return hri_fail_at(err, HURRAY_E_OFFSET, at, buffer_field(f, i, b),
                            "%s: offset %llu, but the buffer's place is %llu (HR-FILE-2)", f,
-                           (unsigned long long)o,
-                           (unsigned long long)round_up(p->end,
-                                                        placement_alignment(bd->alignment_log2)));
+                           (unsigned long long)o, (unsigned long long)place);
     if (hri_add_u64(o, bd->size, &end))
         return hri_fail_at(err, HURRAY_E_OVERFLOW, at, buffer_field(f, i, b),
                            "%s: offset + size overflows", f);
@@ -541,20 +778,16 @@ static int place_buffer(struct index_parse *p, size_t i, unsigned b, uint64_t o,
         return hri_fail_at(err, HURRAY_E_OFFSET, at, buffer_field(f, i, b),
                            "%s: ends at %llu, past the data region's %llu bytes (HR-FILE-2)", f,
                            (unsigned long long)end, (unsigned long long)p->f->h.data_length);
-    if (!is_zero(p->data + p->end, o - p->end, &first))
-        return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO,
-                           p->f->h.data_offset + p->end + first, buffer_field(f, i, b),
-                           "%s: padding before the buffer is not zero (HR-FILE-2)", f);
+    HR_TRY(gap_add(p, p->end, o - p->end, i, b, err));
     p->end = end;
     return HURRAY_OK;
 }
 
-static int parse_buffer_offsets(struct index_parse *p, size_t i, struct entry_rec *r,
-                                struct hurray_error *err) {
+static int parse_buffer_offsets(struct index_parse *p, size_t i, struct hurray_error *err) {
     const struct hurray_descriptor *d = p->f->scratch;
+    HR_TRY(need(p, (uint64_t)8 * d->buffer_count, err));
     HR_TRY(hri_need_i(&p->c, (size_t)8 * d->buffer_count, "index[%u].buffers", (unsigned)i,
                       err));
-    r->offsets_pos = p->c.pos;
     for (unsigned b = 0; b < d->buffer_count; b++) {
         uint64_t at = hri_cursor_offset(&p->c), o = 0;
         HR_TRY(hri_read_u64(&p->c, &o, "buffers", err));
@@ -570,6 +803,14 @@ static void leave_entries(struct index_parse *p, int was_composite) {
         p->depth--;
 }
 
+/* Step 9 for a top-level tensor, computed while its descriptor is decoded
+ * here and reported at step 9 (check_composites): the first one that fails. */
+static void note_top_tensor(struct index_parse *p, size_t i, const struct entry_rec *r) {
+    struct hurray_file *f = p->f;
+    if (r->is_member || r->kind != HURRAY_FILE_KIND_TENSOR || f->top_fail != SIZE_MAX) return;
+    if (hri_composite_check_top(f->scratch, &f->top_fail_err) != HURRAY_OK) f->top_fail = i;
+}
+
 static int parse_entry(struct index_parse *p, size_t i, struct hurray_error *err) {
     struct entry_rec *r = &p->f->entries[i];
     HR_TRY(parse_entry_header(p, i, r, err));
@@ -578,15 +819,15 @@ static int parse_entry(struct index_parse *p, size_t i, struct hurray_error *err
     if (p->depth > 0) p->stack[p->depth - 1].next++;
     HR_TRY(parse_entry_descriptor(p, i, r, err));
     HR_TRY(enter_composite(p, i, err));
-    HR_TRY(parse_buffer_offsets(p, i, r, err));
+    note_top_tensor(p, i, r);
+    HR_TRY(parse_buffer_offsets(p, i, err));
     leave_entries(p, r->kind == HURRAY_FILE_KIND_COMPOSITE);
     return HURRAY_OK;
 }
 
-/* Step 6: the index ends exactly; no composite is left open; the data region
- * ends at the last buffer rounded up to 64, zero-padded. */
+/* Step 6 before the trailing padding: the index ends exactly; no composite is
+ * left open; the data region ends at the last buffer rounded up to 64. */
 static int parse_index_end(struct index_parse *p, struct hurray_error *err) {
-    uint64_t first = 0;
     const struct file_header *h = &p->f->h;
     if (hri_cursor_left(&p->c) != 0)
         return hri_fail_at(err, HURRAY_E_LENGTH, hri_cursor_offset(&p->c), "index",
@@ -605,53 +846,74 @@ static int parse_index_end(struct index_parse *p, struct hurray_error *err) {
                            "header.data_length: %llu, but the buffers end at %llu; it is that "
                            "rounded up to 64 (HR-FILE-2)",
                            (unsigned long long)h->data_length, (unsigned long long)p->end);
-    if (!is_zero(p->data + p->end, h->data_length - p->end, &first))
-        return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, h->data_offset + p->end + first,
-                           "data.padding", "data.padding: not zero after the last buffer "
-                           "(HR-FILE-2)");
     return HURRAY_OK;
 }
 
-static int alloc_array(const struct hurray_allocator *a, size_t n, size_t size, void **out,
-                       struct hurray_error *err) {
-    *out = NULL;
-    if (n == 0) return HURRAY_OK;
-    HR_FAIL_IF(n > SIZE_MAX / size, err, HURRAY_E_NOMEM, "file", "file: table too large");
-    *out = hri_alloc(a, n * size);
-    HR_FAIL_IF(!*out, err, HURRAY_E_NOMEM, "file", "file: out of memory (%zu bytes)", n * size);
-    memset(*out, 0, n * size);
-    return HURRAY_OK;
-}
-
-/* Steps 5-6. */
-static int parse_index(struct hurray_file *f, struct hurray_error *err) {
-    struct index_parse p;
+static int parse_entries(struct index_parse *p, struct hurray_error *err) {
+    struct hurray_file *f = p->f;
     uint64_t count = 0;
-    memset(&p, 0, sizeof p);
-    p.f = f;
-    hri_cursor_init(&p.c, f->meta, (size_t)(f->h.index_offset + f->h.index_length),
-                    HURRAY_E_LENGTH);
-    p.c.pos = (size_t)f->h.index_offset;
-    p.dopt.limits = &f->lim;
-    p.dopt.allocator = f->allocator;
-    p.data = f->image->base + f->h.data_offset;
-    HR_TRY(parse_entry_count(&p, &count, err));
+    HR_TRY(parse_entry_count(p, &count, err));
     HR_TRY(alloc_array(f->allocator, (size_t)count, sizeof *f->entries, (void **)&f->entries,
                        err));
     f->count = (size_t)count;
-    for (size_t i = 0; i < f->count; i++) HR_TRY(parse_entry(&p, i, err));
+    for (size_t i = 0; i < f->count; i++) HR_TRY(parse_entry(p, i, err));
     hurray_descriptor_reset(f->scratch);
-    return parse_index_end(&p, err);
+    return parse_index_end(p, err);
 }
 
-/* Step 7: names unique (HR-FILE-5); the sorted table then serves lookups. */
-static int name_compare(const void *pa, const void *pb) {
-    const struct entry_rec *a = *(const struct entry_rec *const *)pa;
-    const struct entry_rec *b = *(const struct entry_rec *const *)pb;
+/* Steps 5-6: every entry, then the index end; the gaps are checked as they
+ * batch up, and every pending one before any later failure is reported. */
+static int parse_index(struct hurray_file *f, struct hurray_error *err) {
+    HR_FAIL_IF(f->h.index_offset + f->h.index_length > SIZE_MAX, err, HURRAY_E_NOMEM, "file",
+               "file: an index of %llu bytes exceeds the address space",
+               (unsigned long long)f->h.index_length);
+    struct index_parse *p = hri_alloc(f->allocator, sizeof *p);
+    HR_FAIL_IF(!p, err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    memset(p, 0, sizeof *p);
+    struct gap_batch *gb = hri_alloc(f->allocator, sizeof *gb);
+    if (!gb) {
+        hri_free(f->allocator, p, sizeof *p);
+        return hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    }
+    gb->n = 0;
+    gb->scratch = NULL;
+    gb->scratch_len = 0;
+    p->f = f;
+    p->gaps = gb;
+    p->index_end = f->h.index_offset + f->h.index_length;
+    hri_cursor_init(&p->c, f->meta, (size_t)p->index_end, HURRAY_E_LENGTH);
+    p->c.pos = (size_t)f->h.index_offset;
+    p->dopt.limits = &f->lim;
+    p->dopt.allocator = f->allocator;
+    int st = after_gaps(p, parse_entries(p, err), err);
+    if (st == HURRAY_OK) st = gap_add(p, p->end, f->h.data_length - p->end, SIZE_MAX, 0, err);
+    if (st == HURRAY_OK) st = gaps_flush(p, err);
+    hri_free(f->allocator, gb->scratch, gb->scratch_len);
+    hri_free(f->allocator, gb, sizeof *gb);
+    hri_free(f->allocator, p, sizeof *p);
+    return st;
+}
+
+/* ---- step 7: names unique (HR-FILE-5); the sorted table then serves lookups ---------------- */
+
+static int name_order(const struct hurray_file *f, uint32_t ia, uint32_t ib) {
+    const struct entry_rec *a = &f->entries[ia], *b = &f->entries[ib];
     int c = memcmp(a->name, b->name, a->name_len < b->name_len ? a->name_len : b->name_len);
     if (c != 0) return c;
     if (a->name_len != b->name_len) return a->name_len < b->name_len ? -1 : 1;
-    return (a > b) - (a < b); /* file order among equals: the later one is reported */
+    return (ia > ib) - (ia < ib); /* file order among equals: the later one is reported */
+}
+
+/* Merge sort of the index table (qsort has no context argument in C11). */
+static void sort_names(const struct hurray_file *f, uint32_t *v, uint32_t *tmp, size_t n) {
+    if (n < 2) return;
+    size_t h = n / 2, i = 0, j = h, k = 0;
+    sort_names(f, v, tmp, h);
+    sort_names(f, v + h, tmp, n - h);
+    while (i < h && j < n) tmp[k++] = name_order(f, v[i], v[j]) <= 0 ? v[i++] : v[j++];
+    while (i < h) tmp[k++] = v[i++];
+    while (j < n) tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
 }
 
 static int copy_names(struct hurray_file *f, struct hurray_error *err) {
@@ -661,7 +923,7 @@ static int copy_names(struct hurray_file *f, struct hurray_error *err) {
     f->names_len = total;
     for (size_t i = 0; i < f->count; i++) {
         struct entry_rec *r = &f->entries[i];
-        memcpy(f->names + at, r->name_src, r->name_len);
+        memcpy(f->names + at, f->meta + name_pos(r), r->name_len);
         f->names[at + r->name_len] = 0;
         r->name = f->names + at;
         at += (size_t)r->name_len + 1;
@@ -670,31 +932,40 @@ static int copy_names(struct hurray_file *f, struct hurray_error *err) {
 }
 
 static int check_names(struct hurray_file *f, struct hurray_error *err) {
+    uint32_t *tmp = NULL;
     HR_TRY(copy_names(f, err));
     HR_TRY(alloc_array(f->allocator, f->count, sizeof *f->sorted, (void **)&f->sorted, err));
-    for (size_t i = 0; i < f->count; i++) f->sorted[i] = &f->entries[i];
-    if (f->count > 1) qsort((void *)f->sorted, f->count, sizeof *f->sorted, name_compare);
+    HR_TRY(alloc_array(f->allocator, f->count, sizeof *tmp, (void **)&tmp, err));
+    for (size_t i = 0; i < f->count; i++) f->sorted[i] = (uint32_t)i;
+    sort_names(f, f->sorted, tmp, f->count);
+    hri_free(f->allocator, tmp, f->count * sizeof *tmp);
     for (size_t k = 1; k < f->count; k++) {
-        const struct entry_rec *a = f->sorted[k - 1], *b = f->sorted[k];
+        const struct entry_rec *a = &f->entries[f->sorted[k - 1]], *b = &f->entries[f->sorted[k]];
         if (a->name_len != b->name_len || memcmp(a->name, b->name, a->name_len) != 0) continue;
         char fl[HURRAY_ERROR_FIELD_MAX];
-        return hri_fail(err, HURRAY_E_DUPLICATE,
-                        entry_field(fl, (size_t)(b - f->entries), "name"),
+        return hri_fail(err, HURRAY_E_DUPLICATE, entry_field(fl, f->sorted[k], "name"),
                         "%s: \"%.*s\" is also the name of entry %zu (HR-FILE-5)", fl,
                         (int)(b->name_len > 64 ? 64 : b->name_len), b->name,
-                        (size_t)(a - f->entries));
+                        (size_t)f->sorted[k - 1]);
     }
     return HURRAY_OK;
 }
 
-/* Step 8: the KV section, short status LENGTH; present means non-empty. */
+/* ---- step 8: the KV section, short status LENGTH; present means non-empty ------------- */
+
 static int parse_kv(struct hurray_file *f, struct hurray_error *err) {
     const struct file_header *h = &f->h;
+    const uint8_t *src = NULL;
+    uint8_t *tmp = NULL;
+    size_t tmp_len = 0;
     if (h->kv_length == 0) return HURRAY_OK;
-    HR_TRY(in_region(hri_kv_decode_section(f->meta + h->kv_offset, (size_t)h->kv_length, &f->lim,
-                                           f->allocator, HURRAY_E_LENGTH, 0, &f->kv, err),
-                     "kv", h->kv_offset, err));
-    if (f->kv.count > 0) return HURRAY_OK;
+    /* kv_length <= max_kv_bytes (step 2): bounded before it is read */
+    HR_TRY(region(f, h->kv_offset, h->kv_length, &src, &tmp, &tmp_len, err));
+    int st = in_region(hri_kv_decode_section(src, (size_t)h->kv_length, &f->lim, f->allocator,
+                                             HURRAY_E_LENGTH, 0, &f->kv, err),
+                       "kv", h->kv_offset, err);
+    hri_free(f->allocator, tmp, tmp_len); /* the map owns copies of what it holds */
+    if (st != HURRAY_OK || f->kv.count > 0) return st;
     return hri_fail_at(err, HURRAY_E_CONSTRAINT, h->kv_offset, "kv.entry_count",
                        "kv.entry_count: 0; an empty map is written as no KV section "
                        "(HR-FILE-4)");
@@ -714,37 +985,47 @@ static int decode_entry(const struct hurray_file *f, size_t i, struct hurray_des
                      hri_fieldf(pf, "index[%zu]", i), r->desc_pos, err);
 }
 
-/* Buffers borrowed from the image: data region + each validated offset. */
-static int attach_buffers(const struct hurray_file *f, size_t i, struct hurray_item *it,
-                          struct hurray_error *err) {
+/* Data-relative offset of entry i's buffer b (validated at open). */
+static uint64_t buffer_offset(const struct hurray_file *f, size_t i, unsigned b) {
     const struct entry_rec *r = &f->entries[i];
-    HR_TRY(hri_item_alloc_buffer_table(it, err));
-    it->owns_buffers = HURRAY_ITEM_BORROWED;
-    for (unsigned b = 0; b < r->buffer_count; b++) {
-        uint64_t o = hri_load_u64le(f->meta + r->offsets_pos + 8u * b);
-        struct hurray_item_buffer *buf = &it->buffers[b];
-        buf->data = buf->size ? (uint8_t *)(uintptr_t)(f->image->base + f->h.data_offset + o)
-                              : NULL;
-    }
-    return HURRAY_OK;
+    return hri_load_u64le(f->meta + r->desc_pos + r->desc_len + 8u * b);
 }
 
+/* The byte range an item's buffers span, and the largest placement alignment
+ * among them (HR-FILE-9: what loading it reads or maps). */
+struct byte_range {
+    uint64_t lo, hi, align;
+};
+
 /* Entry i and, for a composite, its members (pre-order); *next is the entry
- * after its subtree. No owner is set: the caller decides. */
-static int build_item(const struct hurray_file *f, size_t i, struct hurray_item **out,
-                      size_t *next, struct hurray_error *err) {
+ * after its subtree. With `range`, buffer tables are made (data NULL) and
+ * the bytes' range accumulated; without, descriptors only (validation). No
+ * owner is set: the caller decides. */
+static int build_item(const struct hurray_file *f, size_t i, struct byte_range *range,
+                      struct hurray_item **out, size_t *next, struct hurray_error *err) {
     struct hurray_item *it = NULL;
     size_t j = i + 1;
     HR_FAIL_IF(i >= f->count, err, HURRAY_E_INTERNAL, "index",
                "index: member entry %zu past the validated index", i);
     HR_TRY(hri_item_new(f->allocator, &it, err));
     int st = decode_entry(f, i, it->descriptor, err);
-    if (st == HURRAY_OK && f->entries[i].kind == HURRAY_FILE_KIND_TENSOR)
-        st = attach_buffers(f, i, it, err);
+    if (st == HURRAY_OK && range && f->entries[i].kind == HURRAY_FILE_KIND_TENSOR) {
+        st = hri_item_alloc_buffer_table(it, err);
+        it->owns_buffers = HURRAY_ITEM_BORROWED;
+        for (unsigned b = 0; st == HURRAY_OK && b < it->descriptor->buffer_count; b++) {
+            const struct hurray_buffer_desc *bd = &it->descriptor->buffers[b];
+            uint64_t o = buffer_offset(f, i, b), a = placement_alignment(bd->alignment_log2);
+            it->buffers[b].size = bd->size;
+            if (bd->size == 0) continue;
+            if (range->hi == range->lo) range->lo = o; /* the first non-empty buffer */
+            range->hi = o + bd->size;                  /* buffers ascend (HR-FILE-2) */
+            if (a > range->align) range->align = a;
+        }
+    }
     if (st == HURRAY_OK && f->entries[i].kind == HURRAY_FILE_KIND_COMPOSITE) {
         st = hri_item_alloc_members(it, it->descriptor->layout.member_count, err);
         for (uint32_t k = 0; st == HURRAY_OK && k < it->member_count; k++)
-            st = build_item(f, j, &it->members[k], &j, err);
+            st = build_item(f, j, range, &it->members[k], &j, err);
     }
     if (st != HURRAY_OK) {
         hurray_item_destroy(it);
@@ -755,30 +1036,32 @@ static int build_item(const struct hurray_file *f, size_t i, struct hurray_item 
     return HURRAY_OK;
 }
 
-/* The validator on a top-level tensor: its descriptor decoded into the
- * scratch one, wrapped in an item on the stack (no allocation per tensor). */
-static int check_top_tensor(struct hurray_file *f, size_t i, struct hurray_error *err) {
-    struct hurray_item it;
-    memset(&it, 0, sizeof it);
-    it.descriptor = f->scratch;
-    HR_TRY(decode_entry(f, i, f->scratch, err));
-    int st = hurray_composite_validate(&it, &f->lim, err);
-    hurray_descriptor_reset(f->scratch);
-    return st;
+/* Points an item tree's buffers (entries from i, pre-order) into `base`, the
+ * address of data-relative byte `lo`. */
+static void attach_buffers(const struct hurray_file *f, size_t *i, struct hurray_item *it,
+                           uint8_t *base, uint64_t lo) {
+    size_t e = (*i)++;
+    for (uint32_t k = 0; k < it->member_count; k++)
+        attach_buffers(f, i, it->members[k], base, lo);
+    if (it->member_count || !it->buffers) return;
+    for (unsigned b = 0; b < it->descriptor->buffer_count; b++)
+        if (it->buffers[b].size) it->buffers[b].data = base + (buffer_offset(f, e, b) - lo);
 }
 
-/* Step 9: each top-level item through the composite validator (HR-COMP-10):
- * composite trees whole, tensors for their top-level rule. */
+/* Step 9: each top-level item through the composite rules (HR-COMP-10):
+ * composite trees whole, tensors for their top-level rule (computed while
+ * the index was parsed: note_top_tensor). */
 static int check_composites(struct hurray_file *f, struct hurray_error *err) {
     for (size_t k = 0; k < f->top_count; k++) {
         struct hurray_item *it = NULL;
         size_t i = f->top[k], next = 0;
         char pf[HURRAY_ERROR_FIELD_MAX];
-        int st;
-        if (f->entries[i].kind == HURRAY_FILE_KIND_TENSOR) {
-            st = check_top_tensor(f, i, err);
-        } else {
-            HR_TRY(build_item(f, i, &it, &next, err));
+        int st = HURRAY_OK;
+        if (i == f->top_fail) {
+            if (err) *err = f->top_fail_err;
+            st = f->top_fail_err.code;
+        } else if (f->entries[i].kind == HURRAY_FILE_KIND_COMPOSITE) {
+            HR_TRY(build_item(f, i, NULL, &it, &next, err));
             st = hurray_composite_validate(it, &f->lim, err);
             hurray_item_destroy(it);
         }
@@ -790,57 +1073,262 @@ static int check_composites(struct hurray_file *f, struct hurray_error *err) {
 static int list_top_level(struct hurray_file *f, struct hurray_error *err) {
     HR_TRY(alloc_array(f->allocator, f->count, sizeof *f->top, (void **)&f->top, err));
     for (size_t i = 0; i < f->count; i++)
-        if (!f->entries[i].is_member) f->top[f->top_count++] = i;
+        if (!f->entries[i].is_member) f->top[f->top_count++] = (uint32_t)i;
     return HURRAY_OK;
 }
 
-/* ==== opening ==================================================================== */
+/* ---- loading (HR-FILE-8, HR-FILE-9) ------------------------------------------------------- */
 
-/* Step 4 and the metadata copy a mapping needs (HR-FILE-8). */
-static int take_meta(struct hurray_file *f, int copy, struct hurray_error *err) {
-    uint64_t first = 0, n = f->h.data_offset - f->h.meta_end;
-    if (copy) {
-        HR_TRY(alloc_array(f->allocator, (size_t)f->h.data_offset, 1, (void **)&f->meta_copy,
-                           err));
-        f->meta_copy_len = (size_t)f->h.data_offset;
-        memcpy(f->meta_copy, f->image->base, f->meta_copy_len);
-        f->meta = f->meta_copy;
-    } else {
-        f->meta = f->image->base;
+struct load_req {
+    struct hurray_item *item;
+    struct byte_range r; /* lo == hi: no bytes */
+    size_t entry;
+    size_t k; /* position in the caller's list */
+};
+
+static int req_before(const struct load_req *a, const struct load_req *b) {
+    return a->r.lo < b->r.lo || (a->r.lo == b->r.lo && a->k < b->k);
+}
+
+/* Sorts requests by their range's start (merge sort: stable, no context). */
+static void sort_reqs(struct load_req **v, struct load_req **tmp, size_t n) {
+    if (n < 2) return;
+    size_t h = n / 2, i = 0, j = h, k = 0;
+    sort_reqs(v, tmp, h);
+    sort_reqs(v + h, tmp, n - h);
+    while (i < h && j < n) tmp[k++] = req_before(v[j], v[i]) ? v[j++] : v[i++];
+    while (i < h) tmp[k++] = v[i++];
+    while (j < n) tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
+}
+
+/* Gives the item its bytes: `base` is the address of its range's first byte,
+ * `b` the block it takes a reference on (already counted). */
+static void give_bytes(const struct hurray_file *f, struct load_req *q, struct data_block *b,
+                       uint8_t *base) {
+    size_t e = q->entry;
+    attach_buffers(f, &e, q->item, base, q->r.lo);
+    q->item->owner = b;
+    q->item->owner_release = block_unref;
+}
+
+/* In memory: the items borrow from the image. */
+static int load_from_image(struct hurray_file *f, struct load_req *q, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        block_ref(f->image);
+        give_bytes(f, &q[k], f->image,
+                   (uint8_t *)(uintptr_t)(f->image_bytes + f->h.data_offset + q[k].r.lo));
     }
-    if (is_zero(f->meta + f->h.meta_end, n, &first)) return HURRAY_OK;
+    return HURRAY_OK;
+}
+
+/* Copy mode: a block of its own per item (placed so its buffers keep their
+ * alignment), filled by positioned reads; small neighbours are read together
+ * through one scratch buffer. `s` is sorted by range. */
+/* The run of small items starting at s[k] that one read covers: its end (m)
+ * and the bytes it spans (*span); m == k + 1 when s[k] is read alone. */
+static size_t small_run(struct load_req **s, size_t n, size_t k, uint64_t *span) {
+    const struct load_req *q = s[k];
+    uint64_t hi = q->r.hi;
+    size_t m = k + 1;
+    if (q->r.hi == q->r.lo || q->r.hi - q->r.lo > LOAD_SMALL) {
+        *span = q->r.hi - q->r.lo;
+        return m;
+    }
+    while (m < n && s[m]->r.hi > s[m]->r.lo && s[m]->r.hi - s[m]->r.lo <= LOAD_SMALL &&
+           s[m]->r.lo <= hi + LOAD_NEAR && s[m]->r.hi - q->r.lo <= LOAD_SCRATCH) {
+        if (s[m]->r.hi > hi) hi = s[m]->r.hi;
+        m++;
+    }
+    *span = hi - q->r.lo;
+    return m;
+}
+
+static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
+                       struct hurray_error *err) {
+    uint8_t *scratch = NULL, **bytes = NULL;
+    uint64_t scratch_len = 0, span = 0;
+    for (size_t k = 0, m; k < n; k = m) /* the scratch buffer: the widest run's span */
+        if ((m = small_run(s, n, k, &span)) > k + 1 && span > scratch_len) scratch_len = span;
+    int st = alloc_array(f->allocator, n, sizeof *bytes, (void **)&bytes, err);
+    for (size_t k = 0; st == HURRAY_OK && k < n; k++) {
+        struct data_block *b = NULL;
+        struct load_req *q = s[k];
+        if (q->r.hi == q->r.lo) continue;
+        st = block_new(f->allocator, BLOCK_COPY, q->r.hi - q->r.lo, q->r.align,
+                       q->r.lo % q->r.align, &b, &bytes[k], err);
+        if (st == HURRAY_OK) give_bytes(f, q, b, bytes[k]);
+    }
+    if (st == HURRAY_OK && scratch_len) {
+        scratch = hri_alloc(f->allocator, (size_t)scratch_len);
+        if (!scratch) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    }
+    for (size_t k = 0, m; st == HURRAY_OK && k < n; k = m) {
+        struct load_req *q = s[k];
+        m = small_run(s, n, k, &span);
+        if (m == k + 1) { /* alone: straight into its own bytes */
+            st = read_exact(f, bytes[k], span, f->h.data_offset + q->r.lo, err);
+            continue;
+        }
+        /* small items lying close together: one read, then each its share */
+        st = read_exact(f, scratch, span, f->h.data_offset + q->r.lo, err);
+        for (size_t j = k; st == HURRAY_OK && j < m; j++)
+            memcpy(bytes[j], scratch + (s[j]->r.lo - q->r.lo), (size_t)(s[j]->r.hi - s[j]->r.lo));
+    }
+    hri_free(f->allocator, scratch, scratch ? (size_t)scratch_len : 0);
+    hri_free(f->allocator, bytes, n * sizeof *bytes);
+    return st;
+}
+
+/* mmap mode: one copy-on-write mapping (HR-FILE-11) per run of items lying
+ * within MAP_MERGE of each other, shared by them; then the file is measured
+ * again, so a range it no longer holds is refused now rather than faulting
+ * later (HR-FILE-12). `s` is sorted by range. */
+static int load_mappings(struct hurray_file *f, struct load_req **s, size_t n,
+                         struct hurray_error *err) {
+    uint64_t top = 0, size = 0;
+    for (size_t k = 0; k < n;) {
+        struct load_req *q = s[k];
+        if (q->r.hi == q->r.lo) {
+            k++;
+            continue;
+        }
+        size_t m = k + 1;
+        uint64_t hi = q->r.hi;
+        while (m < n && s[m]->r.hi > s[m]->r.lo && s[m]->r.lo <= hi + MAP_MERGE) {
+            if (s[m]->r.hi > hi) hi = s[m]->r.hi;
+            m++;
+        }
+        struct data_block *b = NULL;
+        uint8_t *unused = NULL;
+        void *addr = NULL;
+        HR_TRY(block_new(f->allocator, BLOCK_MAP, 0, 1, 0, &b, &unused, err));
+        int st = hri_os_map_private(f->fd, f->h.data_offset + q->r.lo, hi - q->r.lo, f->path,
+                                    &addr, &b->map, err);
+        if (st != HURRAY_OK) {
+            block_unref(b);
+            return st;
+        }
+        for (size_t j = k; j < m; j++) {
+            if (j > k) block_ref(b);
+            give_bytes(f, s[j], b, (uint8_t *)addr + (s[j]->r.lo - q->r.lo));
+        }
+        if (hi > top) top = hi;
+        k = m;
+    }
+    if (top == 0) return HURRAY_OK;
+    HR_TRY(hri_os_file_size(f->fd, f->path, &size, err));
+    if (size < f->h.data_offset + top) return shrank(f, size, f->h.data_offset + top, err);
+    return HURRAY_OK;
+}
+
+int hurray_file_load_items(struct hurray_file *f, const size_t *entries, size_t n,
+                           struct hurray_item **out, struct hurray_error *err) {
+    struct load_req *q = NULL, **s = NULL, **tmp = NULL;
+    HR_FAIL_IF(!f || !out || (n && !entries), err, HURRAY_E_ARGUMENT, "file",
+               "load_items: NULL argument");
+    for (size_t k = 0; k < n; k++) out[k] = NULL;
+    for (size_t k = 0; k < n; k++)
+        HR_FAIL_IF(entries[k] >= f->count, err, HURRAY_E_ARGUMENT, "index",
+                   "index: entry %zu of %zu does not exist", entries[k], f->count);
+    if (n == 0) return HURRAY_OK;
+    int st = alloc_array(f->allocator, n, sizeof *q, (void **)&q, err);
+    if (st == HURRAY_OK) st = alloc_array(f->allocator, n, sizeof *s, (void **)&s, err);
+    if (st == HURRAY_OK) st = alloc_array(f->allocator, n, sizeof *tmp, (void **)&tmp, err);
+    for (size_t k = 0; st == HURRAY_OK && k < n; k++) {
+        size_t next = 0;
+        q[k].entry = entries[k];
+        q[k].k = k;
+        q[k].r.align = HURRAY_MIN_BUFFER_ALIGNMENT;
+        s[k] = &q[k];
+        st = build_item(f, entries[k], &q[k].r, &q[k].item, &next, err);
+    }
+    if (st == HURRAY_OK) {
+        sort_reqs(s, tmp, n);
+        if (f->image) st = load_from_image(f, q, n);
+        else if (f->mode == HURRAY_FILE_MMAP) st = load_mappings(f, s, n, err);
+        else st = load_copies(f, s, n, err);
+    }
+    for (size_t k = 0; q && k < n; k++) {
+        if (st == HURRAY_OK) out[k] = q[k].item;
+        else hurray_item_destroy(q[k].item); /* releases whatever bytes it was given */
+    }
+    hri_free(f->allocator, tmp, tmp ? n * sizeof *tmp : 0);
+    hri_free(f->allocator, s, s ? n * sizeof *s : 0);
+    hri_free(f->allocator, q, q ? n * sizeof *q : 0);
+    return st;
+}
+
+int hurray_file_load_item(struct hurray_file *f, size_t i, struct hurray_item **out,
+                          struct hurray_error *err) {
+    HR_FAIL_IF(!f || !out, err, HURRAY_E_ARGUMENT, "file", "load_item: NULL argument");
+    return hurray_file_load_items(f, &i, 1, out, err);
+}
+
+/* ==== opening (HR-FILE-9, HR-FILE-10) ============================================== */
+
+/* Step 4: the padding before data_offset (fewer than 4096 bytes). */
+static int check_meta_padding(struct hurray_file *f, struct hurray_error *err) {
+    const uint8_t *src = NULL;
+    uint8_t *tmp = NULL;
+    size_t tmp_len = 0;
+    uint64_t first = 0, n = f->h.data_offset - f->h.meta_end;
+    HR_TRY(region(f, f->h.meta_end, n, &src, &tmp, &tmp_len, err));
+    int zero = is_zero(src, n, &first);
+    hri_free(f->allocator, tmp, tmp_len);
+    if (zero) return HURRAY_OK;
     return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, f->h.meta_end + first, "padding",
                        "padding: non-zero byte before data_offset (HR-FILE-4)");
 }
 
-static int validate_file(struct hurray_file *f, int copy_meta, struct hurray_error *err) {
-    HR_TRY(parse_header(f->image->base, f->image->size, &f->lim, &f->h, err));
-    HR_TRY(take_meta(f, copy_meta, err));
-    f->scratch = hri_alloc(f->allocator, sizeof *f->scratch);
-    HR_FAIL_IF(!f->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
-    hurray_descriptor_init(f->scratch);
-    HR_TRY(parse_index(f, err));
-    HR_TRY(check_names(f, err));
-    HR_TRY(parse_kv(f, err));
-    HR_TRY(list_top_level(f, err));
-    return check_composites(f, err);
+/* § Decoding order over the parts asked for; f->size is the size measured at
+ * open. Steps 1-3 on the header, 4, then 5-7 (index), 8 (KV), 9 (index). */
+static int validate_file(struct hurray_file *f, struct hurray_error *err) {
+    if (!f->image) {
+        /* one read usually holds a small file's whole metadata */
+        uint64_t want = f->size < META_FIRST_READ ? f->size : META_FIRST_READ;
+        HR_TRY(meta_ensure(f, want, want, err));
+    }
+    HR_TRY(parse_header(f->meta, f->size, f->path, &f->lim, &f->h, err)); /* 64 bytes at most */
+    HR_TRY(check_meta_padding(f, err));
+    if (f->parts & HURRAY_FILE_PARTS_INDEX) {
+        f->scratch = hri_alloc(f->allocator, sizeof *f->scratch);
+        HR_FAIL_IF(!f->scratch, err, HURRAY_E_NOMEM, "file", "file: out of memory");
+        hurray_descriptor_init(f->scratch);
+        HR_TRY(parse_index(f, err));
+        HR_TRY(check_names(f, err));
+    }
+    if (f->parts & HURRAY_FILE_PARTS_KV) HR_TRY(parse_kv(f, err));
+    if (f->parts & HURRAY_FILE_PARTS_INDEX) {
+        HR_TRY(list_top_level(f, err));
+        HR_TRY(check_composites(f, err));
+    }
+    return HURRAY_OK;
 }
 
-/* Takes the caller's reference on `img` (released on failure). */
-static int open_image(struct file_image *img, const struct hurray_limits *lim,
-                      const struct hurray_allocator *a, int copy_meta, struct hurray_file **out,
-                      struct hurray_error *err) {
+static int file_new(const struct hurray_file_options *opt, struct hurray_file **out,
+                    struct hurray_error *err) {
+    const struct hurray_allocator *a = opt ? opt->allocator : NULL;
+    int parts = opt ? opt->parts : HURRAY_FILE_PARTS_ALL;
+    HR_FAIL_IF(parts & ~(HURRAY_FILE_PARTS_INDEX | HURRAY_FILE_PARTS_KV), err, HURRAY_E_ARGUMENT,
+               "parts", "parts: %d is not a combination of HURRAY_FILE_PARTS_INDEX and _KV",
+               parts);
     struct hurray_file *f = hri_alloc(a, sizeof *f);
-    if (!f) {
-        image_unref(img);
-        return hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
-    }
+    HR_FAIL_IF(!f, err, HURRAY_E_NOMEM, "file", "file: out of memory");
     memset(f, 0, sizeof *f);
-    f->image = img;
     f->allocator = a;
-    f->lim = *lim;
+    f->fd = HRI_OS_NO_FD;
+    f->mode = opt ? opt->mode : HURRAY_FILE_COPY;
+    f->parts = parts ? parts : HURRAY_FILE_PARTS_INDEX | HURRAY_FILE_PARTS_KV;
+    f->top_fail = SIZE_MAX;
+    hri_limits_effective(opt ? opt->limits : NULL, &f->lim);
     hurray_kv_init(&f->kv);
-    int st = validate_file(f, copy_meta, err);
+    *out = f;
+    return HURRAY_OK;
+}
+
+static int open_finish(struct hurray_file *f, struct hurray_file **out, struct hurray_error *err) {
+    int st = validate_file(f, err);
     if (st != HURRAY_OK) {
         hurray_file_destroy(f);
         return st;
@@ -860,124 +1348,49 @@ int hurray_file_create_memory(const uint8_t *data, size_t size,
                             struct hurray_error *err) {
     struct hurray_limits lim;
     struct file_header h;
-    struct file_image *img = NULL;
-    const struct hurray_allocator *a = opt ? opt->allocator : NULL;
+    struct hurray_file *f = NULL;
+    uint8_t *bytes = NULL;
     HR_TRY(open_args(data, out, err));
     hri_limits_effective(opt ? opt->limits : NULL, &lim);
-    HR_TRY(parse_header(data, size, &lim, &h, err)); /* before copying anything */
-    HR_TRY(image_alloc_copy(a, size, &img, err));
-    memcpy((void *)(uintptr_t)img->base, data, size);
-    return open_image(img, &lim, a, 0, out, err);
-}
-
-/* ---- POSIX: open, size, read, map --------------------------------------------- */
-
-static int sys_fail(struct hurray_error *err, const char *what, const char *path, int e) {
-    char msg[128];
-    if (strerror_r(e, msg, sizeof msg) != 0) msg[0] = 0;
-    return hri_fail(err, HURRAY_E_IO, "file", "%s \"%.120s\": %s (errno %d)", what,
-                    path ? path : "", msg, e);
-}
-
-static int fd_size(int fd, const char *path, uint64_t *size, struct hurray_error *err) {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return sys_fail(err, "cannot stat", path, errno);
-    if (!S_ISREG(st.st_mode))
-        return hri_fail(err, HURRAY_E_IO, "file", "\"%.120s\" is not a regular file", path);
-    *size = (uint64_t)st.st_size;
-    return HURRAY_OK;
-}
-
-/* pread until n bytes or EOF/error; EINTR retried. A file that shrank under
- * us is IO (it is no longer the file that was measured). */
-static int fd_read_at(int fd, const char *path, uint8_t *dst, size_t n, uint64_t off,
-                      struct hurray_error *err) {
-    size_t got = 0;
-    while (got < n) {
-        size_t chunk = n - got > (1u << 30) ? (1u << 30) : n - got;
-        ssize_t r = pread(fd, dst + got, chunk, (off_t)(off + got));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return sys_fail(err, "cannot read", path, errno);
-        if (r == 0)
-            return hri_fail(err, HURRAY_E_IO, "file", "\"%.120s\" shrank while being read",
-                            path);
-        got += (size_t)r;
-    }
-    return HURRAY_OK;
-}
-
-static int image_read_fd(int fd, const char *path, uint64_t size,
-                         const struct hurray_allocator *a, struct file_image **out,
-                         struct hurray_error *err) {
-    struct file_image *img = NULL;
-    HR_TRY(image_alloc_copy(a, size, &img, err));
-    int st = fd_read_at(fd, path, (uint8_t *)(uintptr_t)img->base, (size_t)size, 0, err);
+    /* steps 1-3 before anything is copied */
+    HR_TRY(parse_header(data, size, NULL, &lim, &h, err));
+    HR_TRY(file_new(opt, &f, err));
+    f->mode = HURRAY_FILE_COPY;
+    int st = block_new(f->allocator, BLOCK_COPY, size, PAGE, 0, &f->image, &bytes, err);
     if (st != HURRAY_OK) {
-        image_unref(img);
+        hurray_file_destroy(f);
         return st;
     }
-    *out = img;
-    return HURRAY_OK;
-}
-
-static int image_map_fd(int fd, const char *path, uint64_t size,
-                        const struct hurray_allocator *a, struct file_image **out,
-                        struct hurray_error *err) {
-    struct file_image *img = NULL;
-    HR_FAIL_IF(size > SIZE_MAX, err, HURRAY_E_NOMEM, "file", "file: too large to map");
-    HR_TRY(image_new(a, &img, err));
-    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        int e = errno;
-        hri_free(a, img, sizeof *img);
-        return sys_fail(err, "cannot map", path, e);
-    }
-    img->raw = m;
-    img->raw_len = (size_t)size;
-    img->base = m;
-    img->size = size;
-    img->mapped = 1;
-    *out = img;
-    return HURRAY_OK;
-}
-
-static void image_unmap(struct file_image *img) { munmap(img->raw, img->raw_len); }
-
-/* Steps 1-3 on the first 64 bytes before the image is made, then the image. */
-static int open_fd(int fd, const char *path, const struct hurray_limits *lim,
-                   const struct hurray_allocator *a, int mode, struct hurray_file **out,
-                   struct hurray_error *err) {
-    uint64_t size = 0;
-    uint8_t head[HURRAY_FILE_HEADER_BYTES];
-    struct file_header h;
-    struct file_image *img = NULL;
-    HR_TRY(fd_size(fd, path, &size, err));
-    if (size >= HURRAY_FILE_HEADER_BYTES)
-        HR_TRY(fd_read_at(fd, path, head, sizeof head, 0, err));
-    HR_TRY(parse_header(head, size, lim, &h, err));
-    if (mode == HURRAY_FILE_MMAP)
-        HR_TRY(image_map_fd(fd, path, size, a, &img, err));
-    else
-        HR_TRY(image_read_fd(fd, path, size, a, &img, err));
-    return open_image(img, lim, a, mode == HURRAY_FILE_MMAP, out, err);
+    memcpy(bytes, data, size);
+    f->image_bytes = bytes;
+    f->meta = bytes;
+    f->meta_have = size;
+    f->size = size;
+    return open_finish(f, out, err);
 }
 
 int hurray_file_create_path(const char *path, const struct hurray_file_options *opt,
                           struct hurray_file **out, struct hurray_error *err) {
-    struct hurray_limits lim;
+    struct hurray_file *f = NULL;
     int mode = opt ? opt->mode : HURRAY_FILE_COPY;
     HR_TRY(open_args(path, out, err));
     HR_FAIL_IF(mode != HURRAY_FILE_COPY && mode != HURRAY_FILE_MMAP, err, HURRAY_E_ARGUMENT,
                "mode", "mode: %d is neither HURRAY_FILE_COPY nor HURRAY_FILE_MMAP", mode);
-    hri_limits_effective(opt ? opt->limits : NULL, &lim);
-    int fd;
-    do {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return sys_fail(err, "cannot open", path, errno);
-    int st = open_fd(fd, path, &lim, opt ? opt->allocator : NULL, mode, out, err);
-    close(fd); /* a mapping stays valid after its descriptor is closed */
-    return st;
+    HR_TRY(file_new(opt, &f, err));
+    f->path_len = strlen(path);
+    f->path = hri_alloc(f->allocator, f->path_len + 1);
+    if (!f->path) {
+        hurray_file_destroy(f);
+        return hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    }
+    memcpy(f->path, path, f->path_len + 1);
+    /* HR-FILE-10: a regular file or nothing, refused before a byte is read */
+    int st = hri_os_open_regular(path, &f->fd, &f->size, err);
+    if (st != HURRAY_OK) {
+        hurray_file_destroy(f);
+        return st;
+    }
+    return open_finish(f, out, err);
 }
 
 /* ==== accessors ==================================================================== */
@@ -1007,11 +1420,11 @@ int hurray_file_find(const struct hurray_file *f, const char *name, size_t *inde
     size_t n = strlen(name), lo = 0, hi = f->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct entry_rec *r = f->sorted[mid];
+        const struct entry_rec *r = &f->entries[f->sorted[mid]];
         int c = memcmp(r->name, name, r->name_len < n ? r->name_len : n);
         if (c == 0) c = (r->name_len > n) - (r->name_len < n);
         if (c == 0) {
-            if (index) *index = (size_t)(r - f->entries);
+            if (index) *index = f->sorted[mid];
             return 1;
         }
         if (c < 0) lo = mid + 1; else hi = mid;
@@ -1025,20 +1438,6 @@ int hurray_file_entry_descriptor(const struct hurray_file *f, size_t i,
     HR_FAIL_IF(i >= f->count, err, HURRAY_E_ARGUMENT, "index",
                "index: entry %zu of %zu does not exist", i, f->count);
     return decode_entry(f, i, out, err);
-}
-
-int hurray_file_load_item(struct hurray_file *f, size_t i, struct hurray_item **out,
-                          struct hurray_error *err) {
-    size_t next = 0;
-    HR_FAIL_IF(!f || !out, err, HURRAY_E_ARGUMENT, "file", "load_item: NULL argument");
-    *out = NULL;
-    HR_FAIL_IF(i >= f->count, err, HURRAY_E_ARGUMENT, "index",
-               "index: entry %zu of %zu does not exist", i, f->count);
-    HR_TRY(build_item(f, i, out, &next, err));
-    image_ref(f->image);
-    (*out)->owner = f->image;
-    (*out)->owner_release = image_unref;
-    return HURRAY_OK;
 }
 
 const struct hurray_kv *hurray_file_kv(const struct hurray_file *f) { return f ? &f->kv : NULL; }
@@ -1277,6 +1676,9 @@ static int plan_make(const struct hurray_file_contents *c, const struct hurray_a
     return st;
 }
 
+
+/* ---- emitting ---------------------------------------------------------------------- */
+
 /* ---- emitting ---------------------------------------------------------------------- */
 
 static void write_header(struct hri_writer *w, const struct file_plan *p) {
@@ -1334,62 +1736,74 @@ static int build_meta(const struct file_plan *p, const struct hurray_file_conten
     return HURRAY_OK;
 }
 
-/* Where bytes go: dst (memory) or fd. data NULL writes zeros. */
-struct sink {
-    uint8_t *dst;
-    uint64_t pos;
-    int fd;
-};
-
-static int fd_write_all(int fd, const uint8_t *p, size_t n, struct hurray_error *err);
-
+/* The file as a list of byte ranges: metadata, zero padding (from one zero
+ * page: every pad is shorter than 4096 bytes), buffers. At most
+ * 3 + 2 * n_offsets ranges. */
 static const uint8_t zero_page[HURRAY_PAGE_ALIGNMENT];
 
-static int sink_put(struct sink *s, const uint8_t *data, uint64_t n, struct hurray_error *err) {
-    if (s->dst) {
-        if (data) memcpy(s->dst + s->pos, data, (size_t)n);
-        else memset(s->dst + s->pos, 0, (size_t)n);
-        s->pos += n;
-        return HURRAY_OK;
-    }
-    while (n > 0) {
-        size_t chunk = data ? (n > (1u << 30) ? (1u << 30) : (size_t)n)
-                            : (n > sizeof zero_page ? sizeof zero_page : (size_t)n);
-        HR_TRY(fd_write_all(s->fd, data ? data : zero_page, chunk, err));
-        if (data) data += chunk;
-        n -= chunk;
-        s->pos += chunk;
-    }
-    return HURRAY_OK;
+struct ranges {
+    struct hri_os_iovec *v;
+    size_t n, cap;
+    uint64_t total;
+};
+
+static void put_range(struct ranges *r, const void *base, uint64_t len) {
+    if (len == 0) return;
+    r->v[r->n].base = base;
+    r->v[r->n].len = (size_t)len;
+    r->n++;
+    r->total += len;
 }
 
-static int emit_data(const struct file_plan *p, struct sink *s, struct hurray_error *err) {
+static void plan_ranges(const struct file_plan *p, const uint8_t *meta, struct ranges *r) {
     uint64_t pos = 0;
     size_t k = 0;
+    put_range(r, meta, p->meta_end);
+    put_range(r, zero_page, p->data_offset - p->meta_end);
     for (size_t i = 0; i < p->count; i++) {
         const struct hurray_item *it = p->entries[i].item;
         if (is_composite_item(it)) continue;
         for (unsigned b = 0; b < it->descriptor->buffer_count; b++, k++) {
-            HR_TRY(sink_put(s, NULL, p->offsets[k] - pos, err));
-            HR_TRY(sink_put(s, it->buffers[b].data, it->buffers[b].size, err));
+            put_range(r, zero_page, p->offsets[k] - pos);
+            put_range(r, it->buffers[b].data, it->buffers[b].size);
             pos = p->offsets[k] + it->buffers[b].size;
         }
     }
-    return sink_put(s, NULL, p->data_length - pos, err);
+    put_range(r, zero_page, p->data_length - pos);
 }
 
-static int emit(const struct file_plan *p, const struct hurray_file_contents *c, struct sink *s,
-                struct hurray_error *err) {
-    uint8_t *meta = hri_alloc(p->a, (size_t)p->meta_end);
-    HR_FAIL_IF(!meta, err, HURRAY_E_NOMEM, "file", "file: out of memory");
-    int st = build_meta(p, c, meta, err);
-    if (st == HURRAY_OK) st = sink_put(s, meta, p->meta_end, err);
-    hri_free(p->a, meta, (size_t)p->meta_end);
-    if (st == HURRAY_OK) st = sink_put(s, NULL, p->data_offset - p->meta_end, err);
-    if (st == HURRAY_OK) st = emit_data(p, s, err);
-    HR_FAIL_IF(st == HURRAY_OK && s->pos != p->total, err, HURRAY_E_INTERNAL, "file",
-               "file: wrote %llu bytes, planned %llu", (unsigned long long)s->pos,
-               (unsigned long long)p->total);
+/* Emits the planned file: copied into dst (cap >= p->total), or written to fd
+ * with vectored writes. */
+static int emit(const struct file_plan *p, const struct hurray_file_contents *c, uint8_t *dst,
+                hri_os_fd fd, struct hurray_error *err) {
+    struct ranges r = {NULL, 0, 0, 0};
+    uint8_t *meta = NULL;
+    HR_FAIL_IF(p->n_offsets > (SIZE_MAX / sizeof *r.v - 3) / 2 || p->total > SIZE_MAX, err,
+               HURRAY_E_NOMEM, "file", "file: too large for this address space");
+    r.cap = 3 + 2 * p->n_offsets;
+    int st = alloc_array(p->a, r.cap, sizeof *r.v, (void **)&r.v, err);
+    if (st == HURRAY_OK) {
+        meta = hri_alloc(p->a, (size_t)p->meta_end);
+        if (!meta) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
+    }
+    if (st == HURRAY_OK) st = build_meta(p, c, meta, err);
+    if (st == HURRAY_OK) {
+        plan_ranges(p, meta, &r);
+        if (r.total != p->total)
+            st = hri_fail(err, HURRAY_E_INTERNAL, "file", "file: %llu bytes listed, planned %llu",
+                          (unsigned long long)r.total, (unsigned long long)p->total);
+    }
+    if (st == HURRAY_OK && dst) {
+        size_t at = 0;
+        for (size_t k = 0; k < r.n; k++) {
+            memcpy(dst + at, r.v[k].base, r.v[k].len);
+            at += r.v[k].len;
+        }
+    } else if (st == HURRAY_OK) {
+        st = hri_os_writev_all(fd, r.v, r.n, NULL, "file", err);
+    }
+    hri_free(p->a, meta, meta ? (size_t)p->meta_end : 0);
+    hri_free(p->a, r.v, r.v ? r.cap * sizeof *r.v : 0);
     return st;
 }
 
@@ -1412,85 +1826,50 @@ int hurray_file_encode(const struct hurray_file_contents *contents,
                        const struct hurray_file_write_options *opt, uint8_t *dst, size_t cap,
                        size_t *written, struct hurray_error *err) {
     struct file_plan p;
-    struct sink s = {dst, 0, -1};
     HR_FAIL_IF(!dst || !written, err, HURRAY_E_ARGUMENT, "dst", "file_encode: NULL argument");
     HR_TRY(plan_make(contents, write_allocator(opt), &p, err));
     int st = p.total > cap ? hri_fail(err, HURRAY_E_ARGUMENT, "cap",
                                       "cap: %zu bytes, the file needs %llu", cap,
                                       (unsigned long long)p.total)
-                           : emit(&p, contents, &s, err);
+                           : emit(&p, contents, dst, HRI_OS_NO_FD, err);
     if (st == HURRAY_OK) *written = (size_t)p.total;
     plan_free(&p);
     return st;
 }
 
-/* ---- POSIX: write -------------------------------------------------------------------- */
-
-static int fd_write_all(int fd, const uint8_t *p, size_t n, struct hurray_error *err) {
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return sys_fail(err, "cannot write", "", errno);
-        if (r == 0) return hri_fail(err, HURRAY_E_IO, "file", "write: no progress");
-        p += r;
-        n -= (size_t)r;
-    }
-    return HURRAY_OK;
-}
-
 int hurray_file_write_fd(int fd, const struct hurray_file_contents *contents,
                          const struct hurray_file_write_options *opt, struct hurray_error *err) {
     struct file_plan p;
-    struct sink s = {NULL, 0, fd};
     HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "file_write_fd: fd %d", fd);
     HR_TRY(plan_make(contents, write_allocator(opt), &p, err));
-    int st = emit(&p, contents, &s, err);
+    int st = emit(&p, contents, NULL, (hri_os_fd)fd, err);
     plan_free(&p);
     return st;
 }
 
-/* A new file beside `path`, created exclusively (so nothing is clobbered),
- * with the usual permissions (0666 less the umask). */
-static int create_temp(const char *path, char *tmp, size_t cap, int *fd,
-                       struct hurray_error *err) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        int n = snprintf(tmp, cap, "%s.hurray-tmp-%ld-%ld-%u", path, (long)getpid(),
-                         (long)ts.tv_nsec, attempt);
-        HR_FAIL_IF(n < 0 || (size_t)n >= cap, err, HURRAY_E_ARGUMENT, "path",
-                   "path: too long (%zu bytes)", strlen(path));
-        do {
-            *fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        } while (*fd < 0 && errno == EINTR);
-        if (*fd >= 0) return HURRAY_OK;
-        if (errno != EEXIST) return sys_fail(err, "cannot create a file beside", path, errno);
-    }
-    return hri_fail(err, HURRAY_E_IO, "path", "cannot create a temporary file beside \"%.120s\"",
-                    path);
-}
-
-/* HR-FILE-7: written beside the path and renamed over it, so no reader sees
- * a half-written file and a mapping of the old file keeps its bytes. */
+/* HR-FILE-7: written beside the path (the OS layer keeps the replaced file's
+ * mode and follows a symbolic link to its target), flushed to stable storage,
+ * and renamed over it, so no reader sees a half-written file and a mapping
+ * of the old file keeps its bytes. */
 int hurray_file_write_path(const char *path, const struct hurray_file_contents *contents,
                            const struct hurray_file_write_options *opt,
                            struct hurray_error *err) {
     struct file_plan p;
-    char tmp[4096];
-    int fd = -1;
+    char tmp[4096 + 64];
+    hri_os_fd fd = HRI_OS_NO_FD;
     HR_FAIL_IF(!path, err, HURRAY_E_ARGUMENT, "path", "file_write_path: NULL path");
     HR_TRY(plan_make(contents, write_allocator(opt), &p, err)); /* before touching the path */
-    int st = create_temp(path, tmp, sizeof tmp, &fd, err);
+    int st = hri_os_temp_create(path, tmp, sizeof tmp, &fd, err);
     if (st != HURRAY_OK) {
         plan_free(&p);
         return st;
     }
-    struct sink s = {NULL, 0, fd};
-    st = emit(&p, contents, &s, err);
+    st = emit(&p, contents, NULL, fd, err);
     plan_free(&p);
-    if (close(fd) != 0 && st == HURRAY_OK) st = sys_fail(err, "cannot close", tmp, errno);
-    if (st == HURRAY_OK && rename(tmp, path) != 0)
-        st = sys_fail(err, "cannot replace", path, errno);
-    if (st != HURRAY_OK) unlink(tmp);
+    if (st == HURRAY_OK) st = hri_os_sync(fd, tmp, err);
+    int cst = hri_os_close(&fd, tmp, st == HURRAY_OK ? err : NULL);
+    if (st == HURRAY_OK) st = cst;
+    if (st == HURRAY_OK) st = hri_os_replace(tmp, path, err);
+    if (st != HURRAY_OK) hri_os_remove(tmp);
     return st;
 }

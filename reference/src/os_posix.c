@@ -38,6 +38,13 @@
 /* Largest single read/write request: well below SSIZE_MAX everywhere, and
  * below the 2 GiB - 4 KiB Linux caps a transfer at anyway. */
 #define IO_CHUNK ((size_t)1 << 30)
+/* Ranges per writev: IOV_MAX where the system says (1024 on Linux and macOS),
+ * so that a file of thousands of buffers is a handful of calls. */
+#if defined(IOV_MAX) && IOV_MAX < 1024
+#define IOV_BATCH IOV_MAX
+#else
+#define IOV_BATCH 1024
+#endif
 
 int hri_os_fail(struct hurray_error *err, int errnum, const char *field, const char *what,
                 const char *path) {
@@ -83,7 +90,19 @@ int hri_os_open_regular(const char *path, hri_os_fd *fd, uint64_t *size,
     do {
         f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     } while (f < 0 && errno == EINTR);
-    if (f < 0) return hri_os_fail(err, errno, "file", "cannot open", path);
+    if (f < 0) {
+        int e = errno;
+        struct stat sb;
+        /* a socket cannot be opened at all (ENXIO): still say what it is */
+        if (e == ENXIO && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            int s = hri_fail(err, HURRAY_E_IO, "file",
+                             "\"%.200s\" is %s, not a regular file: refused before reading", path,
+                             kind_name(sb.st_mode));
+            if (err) err->sys_errno = e;
+            return s;
+        }
+        return hri_os_fail(err, e, "file", "cannot open", path);
+    }
     int st = hri_os_file_size((hri_os_fd)f, path, size, err);
     if (st == HURRAY_OK) {
         int fl = fcntl(f, F_GETFL);
@@ -266,12 +285,12 @@ int hri_os_read(hri_os_fd fd, void *dst, size_t cap, size_t *got, const struct h
 
 int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count,
                       const struct hri_os_wait *w, const char *field, struct hurray_error *err) {
-    struct iovec v[64];
+    struct iovec v[IOV_BATCH];
     size_t i = 0, skip = 0; /* iov[i] is next, its first `skip` bytes already written */
     while (i < count) {
         int k = 0;
         size_t total = 0;
-        for (size_t j = i; j < count && k < 64 && total < IO_CHUNK; j++) {
+        for (size_t j = i; j < count && k < IOV_BATCH && total < IO_CHUNK; j++) {
             size_t off = j == i ? skip : 0;
             size_t len = iov[j].len - off;
             if (len > IO_CHUNK - total) len = IO_CHUNK - total;

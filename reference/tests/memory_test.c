@@ -140,7 +140,7 @@ static int probe_descriptors(const uint8_t *src, size_t len, long *peak) {
 /* A file read in copy mode, every top-level item loaded and kept. */
 static int probe_file(const char *path, long *peak) {
     struct hurray_file *f = NULL;
-    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_COPY};
+    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_ALL};
     struct hurray_error err;
     int st = hurray_file_create_path(path, &opt, &f, &err);
     if (st != HURRAY_OK) return probe_fail("open", st, &err);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +72,22 @@ static void test_open_refuses_special_files(void **state) {
 
     assert_int_equal(hri_os_open_regular("/dev/null", &fd, &size, &e), HURRAY_E_IO);
     assert_non_null(strstr(e.message, "character device"));
+
+    /* a socket cannot even be opened (ENXIO): the message still says what it is */
+    path_in(p, sizeof p, "sock");
+    int sk = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(sk >= 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    assert_true(strlen(p) < sizeof sa.sun_path);
+    strcpy(sa.sun_path, p);
+    assert_int_equal(bind(sk, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(hri_os_open_regular(p, &fd, &size, &e), HURRAY_E_IO);
+    assert_non_null(strstr(e.message, "socket"));
+    assert_non_null(strstr(e.message, p));
+    assert_true(e.sys_errno != 0);
+    close(sk);
 
     path_in(p, sizeof p, "missing");
     assert_int_equal(hri_os_open_regular(p, &fd, &size, &e), HURRAY_E_IO);
@@ -200,17 +218,17 @@ static void test_writev_all(void **state) {
     path_in(p, sizeof p, "v");
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(fd >= 0);
-    static uint8_t big[300000];
+    static uint8_t big[3000 * 100];
     for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 13);
-    struct hri_os_iovec v[100];
+    static struct hri_os_iovec v[3000];
     size_t total = 0;
-    for (int i = 0; i < 100; i++) { /* more ranges than one writev takes, some empty */
+    for (int i = 0; i < 3000; i++) { /* more ranges than one writev takes, some empty */
         v[i].base = big + total;
-        v[i].len = (size_t)(i % 5 == 0 ? 0 : 3000);
+        v[i].len = (size_t)(i % 5 == 0 ? 0 : (i % 7) * 19);
         total += v[i].len;
     }
     struct hurray_error e;
-    assert_int_equal(hri_os_writev_all(fd, v, 100, NULL, "file", &e), HURRAY_OK);
+    assert_int_equal(hri_os_writev_all(fd, v, 3000, NULL, "file", &e), HURRAY_OK);
     close(fd);
     uint8_t *back = malloc(total);
     fd = open(p, O_RDONLY);

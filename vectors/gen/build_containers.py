@@ -32,6 +32,7 @@ R_F_RULES = ["HR-FILE-5", "file-container.md#index-hr-file-2"]
 R_F_BUF = ["HR-FILE-2", "file-container.md#buffer-placement-hr-file-2"]
 R_F_COMP = ["HR-FILE-3", "file-container.md#composites-hr-file-3"]
 R_F_DEC = ["HR-FILE-6", "file-container.md#decoding-order-hr-file-6"]
+R_F_READ = ["HR-FILE-9", "file-container.md#what-is-read-and-when-hr-file-9"]
 R_F_EX = ["file-container.md#worked-example-informative"]
 
 R_S_FRAME = ["HR-STREAM-2", "stream.md#frame-hr-stream-2"]
@@ -690,6 +691,32 @@ def build_file_invalid(c):
     r["entries"][0]["offsets"] = list(reversed(o))
     n("n_file_buffer__reversed_order", fser(r), "OFFSET",
       "a csr tensor's three buffers stored in reverse table order", R_F_BUF)
+    # gap bytes are checked when the file is opened, for every entry, and a reader that
+    # batches those checks still reports them in decoding order (HR-FILE-9): after the faults
+    # of the entry's own fields, before any fault of a later entry, of names or of the KV
+    three = two_uint8() + [("c", T("uint8", [8], buffers=[Buf(8, 6)]))]
+    F3, f3i = C.file_encode(three, {"k": ("int64", 1)})
+    gap = 4096 + 50  # in [40, 64): the gap before b's buffer
+    G3 = setb(F3, gap, 1)
+    kind_b, kind_c = f3i["entry_start"][1] + 4, f3i["entry_start"][2] + 4
+    n("n_file_gap_nonzero__before_later_kind", setb(G3, kind_c, 3), "RESERVED_NONZERO",
+      "a non-zero byte in the gap before b's buffer, and c's kind 0x03: the gap comes first",
+      R_F_BUF + R_F_DEC + R_F_READ)
+    n("n_file_gap_nonzero__after_own_kind", setb(G3, kind_b, 3), "RESERVED_TAG",
+      "b's kind 0x03, and a non-zero byte in the gap before b's buffer: b's kind comes first",
+      R_F_BUF + R_F_DEC + R_F_READ)
+    name_c = f3i["name_start"][2]
+    n("n_file_gap_nonzero__before_duplicate", patch(G3, name_c, b"a"), "RESERVED_NONZERO",
+      "c renamed a (a duplicate, step 7) and a non-zero gap byte (step 5): the gap comes first",
+      R_F_BUF + R_F_DEC + R_F_READ)
+    kv_tag = struct.unpack_from("<Q", F3, 32)[0] + 12
+    n("n_file_gap_nonzero__before_kv_fault", setb(G3, kv_tag, 0), "RESERVED_NONZERO",
+      "a KV value tag 0x00 (step 8) and a non-zero gap byte (step 5): the gap comes first",
+      R_F_BUF + R_F_DEC + R_F_READ)
+    n("n_file_tail_nonzero__before_kv_fault", setb(setb(F3, len(F3) - 1, 1), kv_tag, 0),
+      "RESERVED_NONZERO",
+      "a KV value tag 0x00 (step 8) and a non-zero byte after the last buffer (step 6)",
+      R_F_BUF + R_F_DEC + R_F_READ)
     # the KV section inside a file: its short status is LENGTH
     def fkv(kvb):
         return fser(C.file_raw([("w", w_tensor())], kv_bytes=kvb))

@@ -6,14 +6,17 @@
  * writers; nothing is stolen. Composite members get their generated names
  * "{head}.{index}". Everything is validated before the first byte is written.
  *
- * Reading: hurray_file_create_* validate the whole file up front (header,
- * index, every descriptor, every buffer offset, names, KV, composite trees:
- * file-container.md § Decoding order) and hand out nothing from a file that
- * fails. Loaded items borrow their buffer bytes from the file's image (a
- * page-aligned copy, or a read-only mapping) and hold a reference on it: an
- * item stays valid after hurray_file_destroy, and the image is released when
- * the file and every item loaded from it have been freed. Every loaded
- * buffer's address satisfies its declared alignment. */
+ * Reading is index-first (file-container.md § Reading): hurray_file_open_*
+ * read the header and the parts asked for (the index, the KV section, or
+ * both) by positioned reads and validate them whole (§ Decoding order: every
+ * descriptor, every buffer offset and gap, names, KV, composite trees), and
+ * hand out nothing from a file that fails. Validation never reads through a
+ * mapping, so a file truncated while it is opened is an error value, never a
+ * signal. Loading then reads (copy mode) or maps copy-on-write (mmap mode)
+ * only the byte ranges of the items asked for: each loaded item holds its
+ * own bytes (copy) or a reference on its mapping, stays valid after
+ * hurray_file_destroy, and pins nothing else. Every loaded buffer's address
+ * satisfies its declared alignment. */
 #ifndef HURRAY_FILE_H
 #define HURRAY_FILE_H
 
@@ -75,18 +78,22 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_encode(const struct hurray_file_cont
                                                    const struct hurray_file_write_options *opt,
                                                    uint8_t *dst, size_t cap, size_t *written,
                                                    struct hurray_error *err);
-/* Writes the canonical file to `fd` at its current position with write(2)
- * (EINTR and short writes handled; works on pipes). IO with the system's
- * message on failure. The fd is not closed. */
+/* Writes the canonical file to `fd` at its current position in a few
+ * vectored writes (EINTR and short writes handled; works on pipes and
+ * non-blocking descriptors). IO with the system's message on failure. The fd
+ * is not closed. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_write_fd(int fd,
                                                      const struct hurray_file_contents *contents,
                                                      const struct hurray_file_write_options *opt,
                                                      struct hurray_error *err);
 /* Writes the file to a new file beside `path` ("<path>.hurray-tmp-…",
- * created exclusively, mode 0666 less the umask) and renames it over `path`:
- * no reader sees a half-written file, and a reader holding a mapping of the
- * old file keeps its bytes. Validation happens before anything is created; on
- * failure the temporary file is removed and `path` is untouched. */
+ * created exclusively, with the mode of the file it replaces, else 0666 less
+ * the umask), flushes it to stable storage and renames it over `path` (over
+ * the final target when `path` is a symbolic link, which keeps the link): no
+ * reader sees a half-written file, and a reader holding a mapping of the old
+ * file keeps its bytes (file-container.md HR-FILE-7). Validation happens
+ * before anything is created; on failure the temporary file is removed and
+ * `path` is untouched. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_write_path(const char *path,
                                                        const struct hurray_file_contents *contents,
                                                        const struct hurray_file_write_options *opt,
@@ -95,8 +102,19 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_write_path(const char *path,
 /* ---- reading ------------------------------------------------------------- */
 
 enum hurray_file_mode {
-    HURRAY_FILE_COPY = 0, /* read the file into owned, page-aligned memory */
-    HURRAY_FILE_MMAP = 1  /* map it read-only; items borrow from the mapping */
+    /* each loaded item's byte range is read into memory of its own */
+    HURRAY_FILE_COPY = 0,
+    /* each loaded item's byte range is mapped copy-on-write (writable; writes
+     * never reach the file, HR-FILE-11); items borrow from the mapping */
+    HURRAY_FILE_MMAP = 1
+};
+
+/* The parts of a file a reader reads and validates (file-container.md
+ * HR-FILE-9). 0 means both. */
+enum hurray_file_parts {
+    HURRAY_FILE_PARTS_ALL = 0,
+    HURRAY_FILE_PARTS_INDEX = 1, /* entries: what loading needs */
+    HURRAY_FILE_PARTS_KV = 2     /* the KV section only: the index is not read */
 };
 
 struct hurray_file_options {
@@ -104,24 +122,35 @@ struct hurray_file_options {
     /* NULL: malloc/free. Every allocation, the loaded items' included: it
      * must outlive the file and every item loaded from it. */
     const struct hurray_allocator *allocator;
-    int mode;                                 /* enum hurray_file_mode (create_path only) */
+    int mode;                                 /* enum hurray_file_mode (open_path only) */
+    /* enum hurray_file_parts, OR-ed: without INDEX the file has no entries
+     * (entry_count 0); without KV hurray_file_kv is the empty map. */
+    int parts;
 };
 
 struct hurray_file; /* opaque */
 
 /* Validates a file image of `size` bytes. The image is copied (page-aligned)
- * first, so `data` need not outlive the call. */
+ * first, so `data` need not outlive the call; loaded items borrow from that
+ * copy and keep it alive. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_create_memory(const uint8_t *data, size_t size,
                                                         const struct hurray_file_options *opt,
                                                         struct hurray_file **out,
                                                         struct hurray_error *err);
-/* Opens `path` in opt->mode and validates it. Not found, permission denied,
- * not a regular file, read/map failures: IO with the system's message. */
+/* Opens `path` in opt->mode and validates the parts asked for, reading only
+ * the header, the padding before the data, the index and the data region's
+ * gaps (and the KV section when asked). Anything but a regular file (a
+ * directory, FIFO, socket, device) is refused before a byte is read, without
+ * blocking. Not found, permission denied, read failures: IO with the system's
+ * message, its error number (err->sys_errno) and the path; a file that
+ * shrinks while it is read: TRUNCATED naming the path. The file stays open
+ * until hurray_file_destroy, for loading. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_create_path(const char *path,
                                                       const struct hurray_file_options *opt,
                                                       struct hurray_file **out,
                                                       struct hurray_error *err);
-/* Drops the file's reference on its image. NULL-tolerant. Loaded items stay valid. */
+/* Closes the file (its descriptor, metadata and, in memory mode, its
+ * reference on the image). NULL-tolerant. Loaded items stay valid. */
 HURRAY_API void hurray_file_destroy(struct hurray_file *file);
 
 /* Every index entry, members included, in file order. */
@@ -145,12 +174,26 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_entry_descriptor(const struct hurray
                                                              struct hurray_error *err);
 /* Loads entry i as an item: a tensor with its buffers, or a composite head
  * with its whole member tree (a member entry loads that member's subtree).
- * Buffers are borrowed from the image, which the item keeps alive; destroy
- * with hurray_item_destroy. ARGUMENT when i is out of range. */
+ * Reads (copy) or maps (mmap) only that item's byte range; the item owns a
+ * reference on those bytes, nothing else, and outlives the file. Free with
+ * hurray_item_destroy. ARGUMENT when i is out of range; TRUNCATED (naming the
+ * path) when the file has shrunk since it was opened; IO on a read or map
+ * failure. */
 HURRAY_API HURRAY_NODISCARD int hurray_file_load_item(struct hurray_file *file, size_t i,
                                                       struct hurray_item **out,
                                                       struct hurray_error *err);
-/* The KV section (empty when the file has none). Valid until destroy. */
+/* Loads entries[0..n) into out[0..n) as hurray_file_load_item would, with
+ * few system calls: copy mode reads neighbouring items together (each still
+ * gets memory of its own), mmap mode maps neighbouring items (within 1 MiB)
+ * with one mapping they share. All or nothing: on failure every out[k] is
+ * NULL. An entry may be named more than once: each gets its own item (in mmap
+ * mode over the same copy-on-write pages). */
+HURRAY_API HURRAY_NODISCARD int hurray_file_load_items(struct hurray_file *file,
+                                                       const size_t *entries, size_t n,
+                                                       struct hurray_item **out,
+                                                       struct hurray_error *err);
+/* The KV section (empty when the file has none, or when it was not read:
+ * opt->parts without HURRAY_FILE_PARTS_KV). Valid until close. */
 HURRAY_API const struct hurray_kv *hurray_file_kv(const struct hurray_file *file);
 
 HURRAY_EXTERN_C_END

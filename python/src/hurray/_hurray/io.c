@@ -2,21 +2,26 @@
  * I/O, § File metadata, § Error Handling; file-container.md, kv.md).
  *
  * The HRRYFILE container is libhurray's: the writer (hurray_file_write_path: validate
- * everything, write beside the path, rename over it) and the validating reader
- * (hurray_file_create_path: the whole file checked before anything is handed out, copy or
- * memory-mapped). This file converts arguments, builds the C item trees
- * (pycomposite.c) and turns loaded items into Tensor / Composite objects that keep the
- * file's image (an owned copy or the mapping) alive.
+ * everything, write beside the path in a few vectored writes, flush, rename over it) and
+ * the index-first reader (file-container.md § Reading): load opens the index part (header,
+ * index, the data region's gaps: validated whole) and then reads, or maps copy-on-write,
+ * only the byte ranges of the entries it returns; load_kv opens the KV part only. This
+ * file converts arguments, builds the C item trees (pycomposite.c) and turns loaded items
+ * into Tensor / Composite objects, each holding only its own bytes (a capsule over the
+ * item's block), so the result pins nothing else.
  *
  * Errors, all through the one table (errors.c):
  *   - save: what the writer refuses about the contents (an invalid name, a duplicate, a
  *     KV value, a buffer not producer_synced) is checked first by hurray_file_encoded_len
  *     and raised in the descriptor context (InvalidDescriptorError, a ValueError; ARGUMENT
- *     ValueError); writing is then the file context (IO -> FileError, errno set).
- *   - load / load_kv: the file context: not found, permission denied, a corrupt
- *     container, a truncated file and an exceeded limit are FileError (errno set when the
- *     system gave one); a newer major version or an unknown KV value type
+ *     ValueError); writing is then the file context (IO -> FileError).
+ *   - load / load_kv: the file context: not found, permission denied, not a regular file
+ *     (a directory, FIFO, socket or device, refused before anything can block), a corrupt
+ *     container, a truncated file (also one truncated while it is read) and an exceeded
+ *     limit are FileError; a newer major version or an unknown KV value type
  *     UnsupportedError. A name not in the file is KeyError.
+ *   - a FileError from a failed system call is an OSError with errno, strerror and
+ *     filename set (raise_file).
  * Every call into libhurray that touches the file runs with the GIL released. */
 #include "state.h"
 
@@ -68,15 +73,30 @@ int hrpy_limits_from_args(PyObject *const *vals, const char *const *names, Py_ss
 
 /* ---- errors --------------------------------------------------------------------------- */
 
-/* Raises (status, file context) and, for IO, sets .errno from the "(errno N)" the C
- * library puts in its message. */
-static PyObject *raise_file(hrpy_state *st, int status, const struct hurray_error *err) {
+/* Raises (status, file context). When a system call failed (IO with err->sys_errno), the
+ * FileError is an OSError with errno = the system's number, strerror = libhurray's message
+ * (what failed, on which path, the system's words, or what kind of special file was
+ * refused) and filename = the path as str (what Python's own open() reports). */
+static PyObject *raise_file(hrpy_state *st, int status, const struct hurray_error *err,
+                            PyObject *path) {
     hrpy_raise_status(st, HRPY_CTX_FILE, status, err);
-    if (status != HURRAY_E_IO || err == NULL) return NULL;
-    const char *p = strstr(err->message, "(errno ");
-    if (p == NULL) return NULL;
-    long e = strtol(p + 7, NULL, 10);
-    if (e > 0 && e < INT_MAX) hrpy_set_errno((int)e);
+    if (err == NULL || err->code != status || err->sys_errno <= 0) return NULL;
+    PyObject *exc = hrpy_take_exception();
+    PyObject *num = PyLong_FromLong(err->sys_errno);
+    PyObject *msg = PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message),
+                                         "replace");
+    PyObject *name = path == NULL ? Py_NewRef(Py_None)
+                                  : PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
+                                                                     PyBytes_GET_SIZE(path));
+    if (exc == NULL || num == NULL || msg == NULL || name == NULL ||
+        PyObject_SetAttrString(exc, "errno", num) < 0 ||
+        PyObject_SetAttrString(exc, "strerror", msg) < 0 ||
+        PyObject_SetAttrString(exc, "filename", name) < 0)
+        PyErr_Clear(); /* the FileError itself stands */
+    Py_XDECREF(num);
+    Py_XDECREF(msg);
+    Py_XDECREF(name);
+    hrpy_restore_exception(exc);
     return NULL;
 }
 
@@ -164,7 +184,7 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
     status = hurray_file_write_path(cpath, &contents, NULL, &err);
     Py_END_ALLOW_THREADS
     if (status != HURRAY_OK) {
-        raise_file(st, status, &err);
+        raise_file(st, status, &err, path);
         goto done;
     }
     result = Py_NewRef(Py_None);
@@ -187,10 +207,12 @@ static const char *const load_limit_names[] = {
 };
 #define N_LOAD_LIMITS 9
 
-/* Opens and validates `path` (GIL released). */
-static struct hurray_file *open_file(hrpy_state *st, PyObject *path, int mode,
+/* Opens `path` and validates the parts asked for (GIL released): the header, the index
+ * and the data region's gaps for load, the KV section for load_kv (file-container.md
+ * HR-FILE-9). Nothing else of the file is read. */
+static struct hurray_file *open_file(hrpy_state *st, PyObject *path, int mode, int parts,
                                      const struct hurray_limits *limits) {
-    struct hurray_file_options opt = {limits, &hrpy_raw_allocator, mode};
+    struct hurray_file_options opt = {limits, &hrpy_raw_allocator, mode, parts};
     struct hurray_file *f = NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
@@ -200,24 +222,60 @@ static struct hurray_file *open_file(hrpy_state *st, PyObject *path, int mode,
     status = hurray_file_create_path(cpath, &opt, &f, &err);
     Py_END_ALLOW_THREADS
     if (status != HURRAY_OK) {
-        raise_file(st, status, &err);
+        raise_file(st, status, &err, path);
         return NULL;
     }
     return f;
 }
 
-/* Entry i as a Tensor or Composite holding the file's image. */
-static PyObject *load_entry(hrpy_state *st, struct hurray_file *f, size_t i, int readonly) {
-    struct hurray_item *item = NULL;
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    int status = hurray_file_load_item(f, i, &item, &err);
-    if (status != HURRAY_OK) return raise_file(st, status, &err);
+/* ---- a loaded item as an object -----------------------------------------------------------
+ * Each loaded entry is its own C item tree: its descriptors (compact records) and its bytes
+ * (its own copy, or its share of a copy-on-write mapping), released together by
+ * hurray_item_destroy. An ItemMemory owns that tree; the Tensor / Composite objects over it
+ * share its descriptor records instead of copying them (one record per tensor) and keep it
+ * alive. So the result pins its own entry's bytes and records and nothing else (HR-FILE-8,
+ * HR-FILE-13). Loaded bytes are writable in both modes: copies are the caller's, mappings
+ * are copy-on-write (HR-FILE-11). */
+
+/* Takes the item tree (owned by the ItemMemory, or freed on failure). */
+static PyObject *item_object(hrpy_state *st, struct hurray_item *item) {
     PyObject *owner = hrpy_item_memory_new(st, item); /* owns item, also on failure */
     if (owner == NULL) return NULL;
-    PyObject *obj = hrpy_item_to_object(st, item, owner, readonly);
+    PyObject *obj = hrpy_item_to_object(st, item, owner, 0);
     Py_DECREF(owner);
     return obj;
+}
+
+/* Entries loaded per call into libhurray: the C item trees of one batch exist at once,
+ * then become objects and are freed, so they never add up over a large file. */
+#define LOAD_BATCH 1024u
+
+/* Loads entries[0..n) (GIL released while reading) into result[keys[k]]. */
+static int load_into(hrpy_state *st, struct hurray_file *f, PyObject *path,
+                     const size_t *entries, PyObject *const *keys, size_t n, PyObject *result) {
+    struct hurray_item *items[LOAD_BATCH];
+    struct hurray_error err;
+    for (size_t at = 0; at < n; at += LOAD_BATCH) {
+        size_t m = n - at < LOAD_BATCH ? n - at : LOAD_BATCH;
+        int status, rc = 0;
+        hurray_error_clear(&err);
+        Py_BEGIN_ALLOW_THREADS
+        status = hurray_file_load_items(f, entries + at, m, items, &err);
+        Py_END_ALLOW_THREADS
+        if (status != HURRAY_OK) {
+            raise_file(st, status, &err, path);
+            return -1;
+        }
+        for (size_t k = 0; k < m; k++) {
+            PyObject *obj = NULL;
+            if (rc == 0) obj = item_object(st, items[k]); /* frees the item */
+            else hurray_item_destroy(items[k]);
+            if (rc == 0 && (obj == NULL || PyDict_SetItem(result, keys[at + k], obj) < 0)) rc = -1;
+            Py_XDECREF(obj);
+        }
+        if (rc < 0) return -1;
+    }
+    return 0;
 }
 
 /* load(path, *names, mmap=False, max_descriptor_bytes=None, ...) */
@@ -234,7 +292,8 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                         "max_name_bytes",
                                         "max_file_tensors"};
     PyObject *kw[1 + N_LOAD_LIMITS];
-    PyObject *path = NULL, *result = NULL, *obj = NULL;
+    PyObject *path = NULL, *result = NULL, **keys = NULL;
+    size_t *entries = NULL, n = 0;
     struct hurray_file *f = NULL;
     struct hurray_limits limits;
     hrpy_state *st = hrpy_state_from_module(module);
@@ -257,47 +316,44 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                 Py_TYPE(args[k])->tp_name);
     path = path_arg(args[0], "load");
     if (path == NULL) return NULL;
-    f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, &limits);
+    f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, HURRAY_FILE_PARTS_INDEX,
+                  &limits);
     if (f == NULL) goto done;
-    result = PyDict_New();
-    if (result == NULL) goto done;
-    if (nargs > 1) {
-        /* members by explicit name too (seed § Composites / I/O) */
-        for (Py_ssize_t k = 1; k < nargs; k++) {
+    /* what to load: exactly the names given (members by explicit name too, seed
+     * § Composites / I/O), else the top-level entries (a composite under its head's name,
+     * not its members) */
+    n = nargs > 1 ? (size_t)(nargs - 1) : hurray_file_top_level_count(f);
+    entries = PyMem_Calloc(n ? n : 1, sizeof *entries);
+    keys = PyMem_Calloc(n ? n : 1, sizeof *keys);
+    if (entries == NULL || keys == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (nargs > 1) {
             Py_ssize_t len;
-            const char *name = PyUnicode_AsUTF8AndSize(args[k], &len);
-            size_t i = 0;
-            if (name == NULL) goto fail;
-            if (strlen(name) != (size_t)len || !hurray_file_find(f, name, &i)) {
-                PyErr_SetObject(PyExc_KeyError, args[k]);
-                goto fail;
+            const char *name = PyUnicode_AsUTF8AndSize(args[k + 1], &len);
+            if (name == NULL) goto done;
+            if (strlen(name) != (size_t)len || !hurray_file_find(f, name, &entries[k])) {
+                PyErr_SetObject(PyExc_KeyError, args[k + 1]);
+                goto done;
             }
-            obj = load_entry(st, f, i, mmap);
-            if (obj == NULL || PyDict_SetItem(result, args[k], obj) < 0) goto fail;
-            Py_CLEAR(obj);
-        }
-    } else {
-        /* the top-level entries: a composite under its head's name, not its members */
-        size_t top = hurray_file_top_level_count(f);
-        for (size_t k = 0; k < top; k++) {
-            size_t i = hurray_file_top_level_entry(f, k);
-            const char *name = hurray_file_entry_name(f, i);
-            PyObject *key = name ? PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "strict")
-                                 : NULL;
-            if (key == NULL) goto fail;
-            obj = load_entry(st, f, i, mmap);
-            int rc = obj == NULL ? -1 : PyDict_SetItem(result, key, obj);
-            Py_DECREF(key);
-            if (rc < 0) goto fail;
-            Py_CLEAR(obj);
+            keys[k] = Py_NewRef(args[k + 1]);
+        } else {
+            entries[k] = hurray_file_top_level_entry(f, k);
+            const char *name = hurray_file_entry_name(f, entries[k]);
+            keys[k] = name ? PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "strict")
+                           : NULL;
+            if (keys[k] == NULL) goto done;
         }
     }
-    goto done;
-fail:
-    Py_CLEAR(result);
-    Py_CLEAR(obj);
+    result = PyDict_New();
+    if (result != NULL && load_into(st, f, path, entries, keys, n, result) < 0) Py_CLEAR(result);
 done:
-    hurray_file_destroy(f); /* loaded items keep the image */
+    hurray_file_destroy(f); /* loaded items keep their own bytes */
+    for (size_t k = 0; keys != NULL && k < n; k++) Py_XDECREF(keys[k]);
+    PyMem_Free(keys);
+    PyMem_Free(entries);
     Py_XDECREF(path);
     return result;
 }
@@ -323,8 +379,8 @@ static PyObject *io_load_kv(PyObject *module, PyObject *const *args, Py_ssize_t 
     if (hrpy_limits_from_args(a + 1, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
     PyObject *path = path_arg(a[0], "load_kv");
     if (path == NULL) return NULL;
-    /* mapped: the metadata is copied out and validated, the data pages stay untouched */
-    struct hurray_file *f = open_file(st, path, HURRAY_FILE_MMAP, &limits);
+    /* the header and the KV section only: the index and the data are not read */
+    struct hurray_file *f = open_file(st, path, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_KV, &limits);
     Py_DECREF(path);
     if (f == NULL) return NULL;
     PyObject *result = hrpy_kv_to_dict(st, hurray_file_kv(f));
@@ -370,7 +426,8 @@ static PyMethodDef io_methods[] = {
                "hurray.Composite (every buffer of every tensor; a composite's members are\n"
                "named '{head}.{index}' by the container), `kv` maps str keys to bool, int\n"
                "(int64), float, str, bytes or lists of these. The file is written beside\n"
-               "`path` and renamed over it. Contents the format refuses raise\n"
+               "`path` (with the mode of the file it replaces; through a symbolic link, its\n"
+               "target), flushed and renamed over it. Contents the format refuses raise\n"
                "InvalidDescriptorError (nothing is written); I/O failures FileError.\n"
                "CPU tensors only (UnsupportedError otherwise).")},
     {"load", (PyCFunction)(void (*)(void))io_load, METH_FASTCALL | METH_KEYWORDS,
@@ -378,19 +435,21 @@ static PyMethodDef io_methods[] = {
                "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
                "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
                "     max_file_tensors=None) -> dict\n--\n\n"
-               "Validates the whole file, then returns {name: Tensor | Composite}: every\n"
-               "top-level entry (a composite under its head's name, its members not\n"
-               "repeated), or exactly the entries named (members included; KeyError for a\n"
-               "name not in the file). mmap=True maps the file read-only and the tensors\n"
-               "borrow from the mapping (read-only buffers), which lives as long as any of\n"
-               "them; otherwise the file is read into memory the tensors share. Limits\n"
-               "default to the format's defaults. FileError for a missing, unreadable,\n"
-               "corrupt or truncated file.")},
+               "Validates the file's header and index, then returns {name: Tensor |\n"
+               "Composite}: every top-level entry (a composite under its head's name, its\n"
+               "members not repeated), or exactly the entries named (members included;\n"
+               "KeyError for a name not in the file), reading only their bytes. Each\n"
+               "returned item holds its own bytes and nothing else. mmap=True maps them\n"
+               "copy-on-write instead of copying: writable, and a write never reaches the\n"
+               "file. Limits default to the format's defaults (max_file_tensors bounds the\n"
+               "index's entries). FileError for a missing, unreadable, corrupt or truncated\n"
+               "file, or one that is not a regular file (errno set when the system gave one).")},
     {"load_kv", (PyCFunction)(void (*)(void))io_load_kv, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("load_kv(path, *, max_...=None) -> dict\n--\n\n"
                "The file's key-value section as a dict (empty when it has none): the exact\n"
-               "inverse of save(..., kv=...). int64 and uint64 values read as int; a value\n"
-               "type this build does not know raises UnsupportedError.")},
+               "inverse of save(..., kv=...). Reads and validates only the header and the KV\n"
+               "section. int64 and uint64 values read as int; a value type this build does\n"
+               "not know raises UnsupportedError.")},
     {NULL, NULL, 0, NULL},
 };
 
