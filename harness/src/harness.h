@@ -92,7 +92,7 @@ enum hc_kind hc_kind_from_name(const char *name);
 /* The first manifest schema_version that has the kind. */
 unsigned hc_kind_min_schema(enum hc_kind k);
 #define HC_SCHEMA_MIN 1u
-#define HC_SCHEMA_MAX 2u
+#define HC_SCHEMA_MAX 3u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
@@ -355,7 +355,8 @@ struct hc_stream_exp {
     size_t item_count;
     struct hc_item_exp *items; /* heap */
     size_t frame_count;      /* item_count + 1 */
-    uint64_t *frame_offsets; /* heap: each item's first byte, then the size */
+    uint64_t *frame_offsets; /* heap: each item's first byte, then where the items end */
+    int end;                 /* schema 3 "end": a hurray_stream_end (schema 2: EOF) */
 };
 
 /* One manifest vector, parsed. Strings are copies; byte strings borrowed. */
@@ -374,6 +375,8 @@ struct hc_vector {
     size_t n_outcomes;
     int outcomes[HC_MAX_OUTCOMES]; /* 0 = "ok" */
     int cross_machine;             /* options.cross_machine (stream) */
+    int require_end_frame;         /* options.require_end_frame (stream, schema 3) */
+    unsigned schema_version;       /* the manifest's */
     int has_error_after_items;
     uint64_t error_after_items;    /* invalid stream: items yielded before the error */
     struct hc_desc_exp *desc;      /* kind descriptor, expect valid (heap) */

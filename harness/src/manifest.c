@@ -349,7 +349,7 @@ int hc_manifest_load(struct hc_manifest *m, const char *dir, struct hc_report *r
         cbor_get_int(f[TK_SCHEMA_VERSION]) > HC_SCHEMA_MAX) {
         char msg[128];
         snprintf(msg, sizeof msg,
-                 "manifest: \"schema_version\" is not %u..%u (this harness reads schemas %u and %u)",
+                 "manifest: \"schema_version\" is not %u..%u (this harness reads schemas %u to %u)",
                  HC_SCHEMA_MIN, HC_SCHEMA_MAX, HC_SCHEMA_MIN, HC_SCHEMA_MAX);
         return fatal(r, err, msg);
     }

@@ -1,4 +1,4 @@
-"""vectors/manifest.cbor, schema_version 2 (documented in vectors/README.md)."""
+"""vectors/manifest.cbor, schema_version 3 (documented in vectors/README.md)."""
 import hashlib
 
 import cbor2
@@ -6,10 +6,10 @@ import cbor2
 from tables import DEFAULT_LIMITS, ERROR_CODES
 
 FORMAT = "hurray-conformance"
-SCHEMA_VERSION = 2
-CORPUS_VERSION = "2026.11.2"
+SCHEMA_VERSION = 3
+CORPUS_VERSION = "2026.11.3"
 SPEC_VERSION = ["1.0"]
-GENERATOR = {"name": "hurray-vectors-gen", "version": "2"}
+GENERATOR = {"name": "hurray-vectors-gen", "version": "3"}
 
 
 def vector_path(v):
