@@ -214,12 +214,17 @@ fuzz-replay: $(REPLAY_BINS)
 	done
 
 # Replay, then each target under libFuzzer for FUZZ_SECONDS, seeded from the corpus. The full
-# fuzzer log goes to $(BUILD)/fuzz/<target>.log; its tail is printed.
+# fuzzer log goes to $(BUILD)/fuzz/<target>.log; its tail is printed. The memory limits are low
+# on purpose: a single allocation of FUZZ_MALLOC_MB or more, or a resident size over FUZZ_RSS_MB,
+# is a finding -- an input that makes a reader commit far more than it holds (amplification;
+# stream.md HR-STREAM-16). The corpus and the regression inputs pass under them.
+FUZZ_MALLOC_MB ?= 256
+FUZZ_RSS_MB    ?= 512
 fuzz-smoke: fuzz-replay $(FUZZ_BINS)
 	@set -e; for n in $(FUZZ_NAMES); do \
 	  corpus=$(BUILD)/fuzz/corpus/$$n; art=$(BUILD)/fuzz/artifacts/$$n; log=$(BUILD)/fuzz/$$n.log; \
 	  mkdir -p $$corpus $$art; echo "== fuzz $$n ($(FUZZ_SECONDS) s)"; \
-	  if $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  if $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) \
 	       -print_final_stats=1 -artifact_prefix=$$art/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
 	       $$corpus $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null) >$$log 2>&1; then \
 	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ *DONE)' $$log || tail -n 3 $$log; \

@@ -50,8 +50,8 @@ def decode_header(data, limits):
 
 # ---------------------------------------------------------------- the protocol ---
 def on_hello(req):
-    # protocol 1 (testee-protocol.md § 2); name and version appear in the runner's report
-    return {"protocol": 1, "name": "minimal-testee", "version": "1"}
+    # protocol 2 (testee-protocol.md § 2); name and version appear in the runner's report
+    return {"protocol": 2, "name": "minimal-testee", "version": "1"}
 
 
 def on_decode(req):

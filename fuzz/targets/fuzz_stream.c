@@ -1,8 +1,12 @@
 /* Fuzz target: the stream reader on an in-memory transport (stream.md).
+ * fuzz_stream_fd drives the descriptor and callback transports, short reads
+ * and default limits.
  *
  * Oracles beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
  *   - every accepted item is canonical: a memory writer re-writes it to
  *     exactly the bytes the reader consumed for it;
+ *   - the end is the end of the input (end state EOF), or an end frame right
+ *     before the reader's offset (END_FRAME; bytes after it unread, HR-STREAM-12);
  *   - every accepted item passes the composite validator under the reader's
  *     limits;
  *   - memory is bounded: the reader's allocator traps if its live bytes ever
@@ -110,8 +114,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             check(hurray_stream_reader_next(r, &it, &again) == st && again.offset == err.offset);
             break;
         }
-        if (!it) {
-            check(hurray_stream_reader_offset(r) == size); /* the clean end is the end */
+        if (!it) { /* the end: of the input, or an end frame (HR-STREAM-12, -13) */
+            uint64_t off = hurray_stream_reader_offset(r);
+            int end = hurray_stream_reader_end(r);
+            if (end == HURRAY_STREAM_END_EOF) {
+                check(off == size && off == start);
+            } else {
+                check(end == HURRAY_STREAM_END_FRAME && off == start + 8 && off <= size);
+                check(memcmp(data + start, "HRSF\x03\0\0\0", 8) == 0);
+            }
             break;
         }
         uint64_t end = hurray_stream_reader_offset(r);

@@ -647,6 +647,15 @@ static int options_parse(struct hc_log *log, const cbor_item_t *item, struct hc_
                 bad |= hc_get_bool(log, "options.cross_machine", pairs[i].value, &v->cross_machine);
             continue;
         }
+        if (len == 17 && memcmp(name, "require_end_frame", 17) == 0) {
+            if (v->kind != HC_KIND_STREAM || v->schema_version < 4)
+                bad = hc_schema_fail(log, "options.require_end_frame",
+                                     "only stream vectors of schema 4 have it");
+            else
+                bad |= hc_get_bool(log, "options.require_end_frame", pairs[i].value,
+                                   &v->require_end_frame);
+            continue;
+        }
         if (hc_get_uint(log, hc_pathf(p, "options.%s", kb), pairs[i].value, &value)) {
             bad = 1;
             continue;
@@ -817,6 +826,7 @@ int hc_vector_parse(struct hc_log *log, const cbor_item_t *item, unsigned schema
     v->kind = HC_KIND_UNKNOWN;
     v->expect = HC_EXPECT_UNKNOWN;
     hurray_limits_default(&v->limits);
+    v->schema_version = schema_version;
     int bad = hc_map_fields(log, "vector", item, vector_keys, VK_COUNT, f);
     if (!item || !cbor_isa_map(item)) return -1;
     bad |= identity_parse(log, f, schema_version, v);

@@ -103,7 +103,7 @@ enum hc_kind hc_kind_from_name(const char *name);
 /* The first manifest schema_version that has the kind. */
 unsigned hc_kind_min_schema(enum hc_kind k);
 #define HC_SCHEMA_MIN 1u
-#define HC_SCHEMA_MAX 3u
+#define HC_SCHEMA_MAX 4u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
@@ -388,7 +388,8 @@ struct hc_stream_exp {
     size_t item_count;
     struct hc_item_exp *items; /* heap */
     size_t frame_count;      /* item_count + 1 */
-    uint64_t *frame_offsets; /* heap: each item's first byte, then the size */
+    uint64_t *frame_offsets; /* heap: each item's first byte, then where the items end */
+    int end;                 /* schema 4 "end": a hurray_stream_end (earlier: EOF) */
 };
 
 /* One manifest vector, parsed. Strings are copies; byte strings borrowed. */
@@ -407,6 +408,8 @@ struct hc_vector {
     size_t n_outcomes;
     int outcomes[HC_MAX_OUTCOMES]; /* 0 = "ok" */
     int cross_machine;             /* options.cross_machine (stream) */
+    int require_end_frame;         /* options.require_end_frame (stream, schema 4) */
+    unsigned schema_version;       /* the manifest's */
     int has_error_after_items;
     uint64_t error_after_items;    /* invalid stream: items yielded before the error */
     struct hc_desc_exp *desc;      /* kind descriptor, expect valid (heap) */
@@ -518,6 +521,15 @@ size_t *hc_kv_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled);
 size_t *hc_file_sweep_plan(const struct hc_vector *v, const uint8_t *data, size_t *n,
                            int *sampled);
 size_t *hc_stream_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled);
+/* Valid stream vector v: where the stream ends (past its end frame, or at
+ * its size), and the end state prefix p of it must give -- HURRAY_STREAM_*:
+ * END_FRAME from the end frame's end on, EOF at a cut point of
+ * frame_offsets (not with require_end_frame), else NOT_ENDED (TRUNCATED).
+ * *cut (start at 0, p increasing) becomes the items the prefix yields. */
+uint64_t hc_stream_stop(const struct hc_vector *v);
+int hc_stream_prefix_end(const struct hc_vector *v, size_t p, size_t *cut);
+/* "end_frame", "eof", or "(not ended)". */
+const char *hc_stream_end_name(int end);
 /* What re-encoding valid file vector v must give: the file, or where
  * "roundtrip" is false the file with version_minor (bytes 10-11) zero.
  * A heap copy of v->size bytes; NULL on OOM. */
@@ -541,7 +553,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
 
 /* ------------------------------------------ testee.c, protocol.c -------- */
 
-#define HC_PROTOCOL_VERSION 1u
+#define HC_PROTOCOL_VERSION 2u
 
 struct hc_testee_stats {
     unsigned starts, failed_starts;      /* processes started; those whose hello failed */

@@ -6,9 +6,10 @@
  *            vector "decoded" against the manifest's "decoded", value by
  *            value (hc_cbor_compare), and "encoded" against the file (or its
  *            first encoded_len bytes, or the file with version_minor zero);
- *            streams also "items" and "again";
+ *            streams also "items", "again" and "end" (the end state);
  *   sweep:   the prefixes the built-in run tries (hc_*_sweep_plan), in
- *            batches of HC_SWEEP_BATCH; every prefix judged here.
+ *            batches of HC_SWEEP_BATCH; every prefix judged here (streams:
+ *            items and end state, hc_stream_prefix_end).
  *
  * testee.c owns the process and the frames; this file never blocks. */
 #include <inttypes.h>
@@ -40,7 +41,7 @@ static void put_limits(struct hc_buf *b, const struct hurray_limits *lim) {
 static void put_common(struct hc_buf *b, const char *op, const struct hc_vector *v,
                        const uint8_t *input, size_t input_len, size_t extra) {
     int stream = v->kind == HC_KIND_STREAM;
-    hc_cbor_map(b, 5 + (size_t)stream + extra);
+    hc_cbor_map(b, 5 + 2 * (size_t)stream + extra);
     hc_cbor_tstr(b, "op");
     hc_cbor_tstr(b, op);
     hc_cbor_tstr(b, "id");
@@ -53,6 +54,8 @@ static void put_common(struct hc_buf *b, const char *op, const struct hc_vector 
     if (stream) {
         hc_cbor_tstr(b, "cross_machine");
         hc_cbor_bool(b, v->cross_machine);
+        hc_cbor_tstr(b, "require_end_frame");
+        hc_cbor_bool(b, v->require_end_frame);
     }
 }
 
@@ -109,6 +112,7 @@ struct answer {
     int has_encoded;
     uint64_t items;
     int again;
+    int end; /* stream: a hurray_stream_end */
     char message[HURRAY_ERROR_MESSAGE_MAX];
 };
 
@@ -140,13 +144,31 @@ static int get_status(struct hc_log *log, const char *key, const cbor_item_t *it
     return 0;
 }
 
+/* An end-state value at `key`: "end_frame", "eof" or null (not ended). */
+static int get_end(struct hc_log *log, const char *key, const cbor_item_t *item, int *out) {
+    if (item && cbor_is_null(item)) {
+        *out = HURRAY_STREAM_NOT_ENDED;
+        return 0;
+    }
+    if (item && hc_tstr_equals(item, "end_frame") == 0) {
+        *out = HURRAY_STREAM_END_FRAME;
+        return 0;
+    }
+    if (item && hc_tstr_equals(item, "eof") == 0) {
+        *out = HURRAY_STREAM_END_EOF;
+        return 0;
+    }
+    return proto_fail(log, "response.%s: expected \"end_frame\", \"eof\" or null, got %s", key,
+                      hc_cbor_type_name(item));
+}
+
 /* Parses a decode answer. Returns 1 when the testee skipped the vector, 0
  * when `a` is usable, -1 after a protocol failure. */
 static int parse_answer(struct hc_log *log, const struct hc_vector *v, const cbor_item_t *resp,
                         struct answer *a) {
-    enum { K_STATUS, K_DECODED, K_ENCODED, K_ITEMS, K_AGAIN, K_MESSAGE, K_SKIP, K_COUNT };
+    enum { K_STATUS, K_DECODED, K_ENCODED, K_ITEMS, K_AGAIN, K_END, K_MESSAGE, K_SKIP, K_COUNT };
     static const char *const names[K_COUNT] = {"status", "decoded", "encoded", "items",
-                                               "again", "message", "skip"};
+                                               "again",  "end",     "message", "skip"};
     const cbor_item_t *f[K_COUNT] = {0};
     memset(a, 0, sizeof *a);
     size_t n = cbor_map_size(resp);
@@ -188,12 +210,12 @@ static int parse_answer(struct hc_log *log, const struct hc_vector *v, const cbo
     if (!ok && (f[K_DECODED] || f[K_ENCODED]))
         return proto_fail(log, "response: \"%s\" with a failure status",
                           f[K_DECODED] ? "decoded" : "encoded");
-    if (stream && (!f[K_ITEMS] || !f[K_AGAIN]))
+    if (stream && (!f[K_ITEMS] || !f[K_AGAIN] || !f[K_END]))
         return proto_fail(log, "response: a stream answer without \"%s\"",
-                          !f[K_ITEMS] ? "items" : "again");
-    if (!stream && (f[K_ITEMS] || f[K_AGAIN]))
+                          !f[K_ITEMS] ? "items" : !f[K_AGAIN] ? "again" : "end");
+    if (!stream && (f[K_ITEMS] || f[K_AGAIN] || f[K_END]))
         return proto_fail(log, "response: \"%s\" belongs to stream answers only",
-                          f[K_ITEMS] ? "items" : "again");
+                          f[K_ITEMS] ? "items" : f[K_AGAIN] ? "again" : "end");
     a->decoded = f[K_DECODED];
     if (f[K_ENCODED]) {
         if (!cbor_isa_bytestring(f[K_ENCODED]) || !cbor_bytestring_is_definite(f[K_ENCODED]))
@@ -210,6 +232,7 @@ static int parse_answer(struct hc_log *log, const struct hc_vector *v, const cbo
         a->items = cbor_get_int(f[K_ITEMS]);
     }
     if (f[K_AGAIN] && get_status(log, "again", f[K_AGAIN], &a->again)) return -1;
+    if (f[K_END] && get_end(log, "end", f[K_END], &a->end)) return -1;
     if (f[K_MESSAGE] && (!cbor_isa_string(f[K_MESSAGE]) || !cbor_string_is_definite(f[K_MESSAGE])))
         return proto_fail(log, "response.message: expected tstr, got %s",
                           hc_cbor_type_name(f[K_MESSAGE]));
@@ -240,10 +263,42 @@ static void check_encoded(struct hc_log *log, const struct hc_vector *v, const u
         free(want);
         return;
     }
-    if (v->roundtrip)
-        hc_cmp_bytes(log, v->kind == HC_KIND_STREAM ? "roundtrip: re-written stream"
-                                                    : "roundtrip: encoded bytes",
-                     data, size, a->encoded, a->encoded_len);
+    if (v->roundtrip && v->kind == HC_KIND_STREAM && v->stream)
+        /* up to and including the end frame: bytes after it are not the stream's */
+        hc_cmp_bytes(log, "roundtrip: re-written stream", data, (size_t)hc_stream_stop(v),
+                     a->encoded, a->encoded_len);
+    else if (v->roundtrip && v->kind != HC_KIND_STREAM)
+        hc_cmp_bytes(log, "roundtrip: encoded bytes", data, size, a->encoded, a->encoded_len);
+}
+
+/* A stream's decoded map as the manifest has it: a manifest of schema < 4
+ * has no "end" (every stream there ends at its end of input), so the
+ * testee's "end" is checked here and left out of the comparison. Returns a
+ * new reference, or NULL to compare `got` as it is. */
+static cbor_item_t *stream_decoded_for(struct hc_log *log, const struct hc_vector *v,
+                                       const cbor_item_t *got) {
+    if (v->schema_version >= 4 || !got || !cbor_isa_map(got)) return NULL;
+    size_t n = cbor_map_size(got);
+    struct cbor_pair *pairs = cbor_map_handle(got);
+    const cbor_item_t *end = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (hc_tstr_equals(pairs[i].key, "end") == 0) end = pairs[i].value;
+    if (!end) {
+        hc_fail(log, "decoded: missing key \"end\" (testee protocol 2)");
+        return NULL;
+    }
+    if (hc_tstr_equals(end, "eof") != 0)
+        hc_fail(log, "decoded.end: expected \"eof\" (a stream of schema %u), got %s",
+                v->schema_version, hc_tstr_equals(end, "end_frame") == 0 ? "\"end_frame\""
+                                                                       : hc_cbor_type_name(end));
+    cbor_item_t *copy = cbor_new_definite_map(n);
+    if (!copy) return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (hc_tstr_equals(pairs[i].key, "end") != 0 && !cbor_map_add(copy, pairs[i])) {
+            cbor_decref(&copy);
+            return NULL;
+        }
+    return copy;
 }
 
 static void judge(struct hc_log *log, const struct hc_vector *v, const uint8_t *data,
@@ -256,13 +311,18 @@ static void judge(struct hc_log *log, const struct hc_vector *v, const uint8_t *
                     a->message[0] ? ")" : "");
             return;
         }
-        hc_cbor_compare(log, "decoded", v->decoded_item, a->decoded);
+        cbor_item_t *got = stream ? stream_decoded_for(log, v, a->decoded) : NULL;
+        hc_cbor_compare(log, "decoded", v->decoded_item, got ? got : a->decoded);
+        if (got) cbor_decref(&got);
         check_encoded(log, v, data, a);
         if (stream) {
             hc_cmp_u64(log, "decoded.items (items yielded)", v->stream ? v->stream->item_count : 0,
                        a->items);
             if (a->again != HURRAY_OK)
                 hc_fail(log, "a further read after the clean end gives %s", end_str(a->again));
+            if (v->stream && a->end != v->stream->end)
+                hc_fail(log, "end: after a further read the end state is %s, expected %s",
+                        hc_stream_end_name(a->end), hc_stream_end_name(v->stream->end));
         }
         return;
     }
@@ -276,6 +336,10 @@ static void judge(struct hc_log *log, const struct hc_vector *v, const uint8_t *
         if (a->again != a->status)
             hc_fail(log, "a further read after %s gives %s", end_str(a->status), end_str(a->again));
     }
+    /* a failure has no end state; the end has one (HR-STREAM-13) */
+    if (stream && (a->status != HURRAY_OK) != (a->end == HURRAY_STREAM_NOT_ENDED))
+        hc_fail(log, "end: the testee %s and reports the end state %s",
+                a->status == HURRAY_OK ? "reaches the end" : "fails", hc_stream_end_name(a->end));
 }
 
 /* --------------------------------------------------------------- sweep --- */
@@ -300,9 +364,10 @@ struct sweep_tally {
     char first[HC_MSG_MAX];
 };
 
-/* What prefix p must give: TRUNCATED, or for streams (items, end). */
+/* What prefix p must give: TRUNCATED, or for streams (items, status, end
+ * state). */
 static void judge_prefix(struct hc_log *log, const struct hc_vector *v, size_t p, int st,
-                         uint64_t items, size_t *cut, struct sweep_tally *t) {
+                         uint64_t items, int end, size_t *cut, struct sweep_tally *t) {
     if (v->kind != HC_KIND_STREAM) {
         if (st == HURRAY_E_TRUNCATED) return;
         if (t->bad++ == 0)
@@ -310,17 +375,17 @@ static void judge_prefix(struct hc_log *log, const struct hc_vector *v, size_t p
         if (t->bad <= 16) hc_note(log, "DIFF truncation: prefix %zu -> %s", p, hc_status_str(st));
         return;
     }
-    const struct hc_stream_exp *x = v->stream;
-    while (*cut + 1 < x->frame_count && x->frame_offsets[*cut + 1] <= p) (*cut)++;
-    int clean = x->frame_offsets[*cut] == p;
-    int want = clean ? HURRAY_OK : HURRAY_E_TRUNCATED;
-    if (st == want && items == *cut) return;
+    int want_end = hc_stream_prefix_end(v, p, cut);
+    int want = want_end != HURRAY_STREAM_NOT_ENDED ? HURRAY_OK : HURRAY_E_TRUNCATED;
+    if (st == want && items == *cut && end == want_end) return;
     if (t->bad++ == 0)
-        snprintf(t->first, sizeof t->first, "prefix of %zu bytes -> %" PRIu64 " items then %s, "
-                 "expected %zu items then %s", p, items, end_str(st), *cut, end_str(want));
+        snprintf(t->first, sizeof t->first, "prefix of %zu bytes -> %" PRIu64 " items then %s "
+                 "(%s), expected %zu items then %s (%s)", p, items, end_str(st),
+                 hc_stream_end_name(end), *cut, end_str(want), hc_stream_end_name(want_end));
     if (t->bad <= 16)
-        hc_note(log, "DIFF prefix %zu: %" PRIu64 " items then %s, expected %zu then %s", p, items,
-                end_str(st), *cut, end_str(want));
+        hc_note(log, "DIFF prefix %zu: %" PRIu64 " items then %s (%s), expected %zu then %s (%s)",
+                p, items, end_str(st), hc_stream_end_name(end), *cut, end_str(want),
+                hc_stream_end_name(want_end));
 }
 
 /* One batch: lengths[0..n). Returns 0, or -1 when the sweep cannot go on. */
@@ -348,13 +413,14 @@ static int sweep_batch(struct hc_log *log, const struct hc_options *opt, const s
         hc_fail(log, "sweep: %s", why);
         return -1;
     }
-    const cbor_item_t *statuses = NULL, *items = NULL, *skip = NULL;
+    const cbor_item_t *statuses = NULL, *items = NULL, *ends = NULL, *skip = NULL;
     size_t m = cbor_map_size(resp);
     struct cbor_pair *pairs = cbor_map_handle(resp);
     rc = 0;
     for (size_t i = 0; i < m && !rc; i++) {
         const cbor_item_t **slot = hc_tstr_equals(pairs[i].key, "statuses") == 0 ? &statuses
                                    : hc_tstr_equals(pairs[i].key, "items") == 0  ? &items
+                                   : hc_tstr_equals(pairs[i].key, "ends") == 0   ? &ends
                                    : hc_tstr_equals(pairs[i].key, "skip") == 0   ? &skip
                                                                                  : NULL;
         if (!slot || *slot)
@@ -372,8 +438,12 @@ static int sweep_batch(struct hc_log *log, const struct hc_options *opt, const s
     if (!rc && stream && (!items || !cbor_isa_array(items) || cbor_array_size(items) != n))
         rc = proto_fail(log, "sweep response: \"items\" must be an array of one count per "
                         "length");
-    if (!rc && !stream && items)
-        rc = proto_fail(log, "sweep response: \"items\" belongs to stream sweeps only");
+    if (!rc && stream && (!ends || !cbor_isa_array(ends) || cbor_array_size(ends) != n))
+        rc = proto_fail(log, "sweep response: \"ends\" must be an array of one end state per "
+                        "length");
+    if (!rc && !stream && (items || ends))
+        rc = proto_fail(log, "sweep response: \"%s\" belongs to stream sweeps only",
+                        items ? "items" : "ends");
     for (size_t i = 0; i < n && !rc; i++) {
         int st;
         char key[32];
@@ -383,7 +453,13 @@ static int sweep_batch(struct hc_log *log, const struct hc_options *opt, const s
             break;
         }
         uint64_t k = 0;
+        int end = HURRAY_STREAM_NOT_ENDED;
         if (stream) {
+            snprintf(key, sizeof key, "ends[%zu]", i);
+            if (get_end(log, key, cbor_array_handle(ends)[i], &end)) {
+                rc = -1;
+                break;
+            }
             const cbor_item_t *it = cbor_array_handle(items)[i];
             if (!cbor_isa_uint(it)) {
                 rc = proto_fail(log, "sweep response: items[%zu] is %s, expected uint", i,
@@ -393,7 +469,7 @@ static int sweep_batch(struct hc_log *log, const struct hc_options *opt, const s
             k = cbor_get_int(it);
         }
         res->prefixes++;
-        judge_prefix(log, v, lengths[i], st, k, cut, t);
+        judge_prefix(log, v, lengths[i], st, k, end, cut, t);
     }
     cbor_decref(&resp);
     return rc;

@@ -344,8 +344,9 @@ static void print_impl(FILE *out, const struct cell *c, const struct impl_tally 
 
 /* Sweeps, per kind: what a prefix must answer. */
 static const char *sweep_rule(enum hc_kind k) {
-    return k == HC_KIND_STREAM ? "not as stream.md HR-STREAM-4 says (clean end at item "
-                                 "boundaries, TRUNCATED elsewhere)"
+    return k == HC_KIND_STREAM ? "not as stream.md HR-STREAM-4 and -13 say (the end with "
+                                 "end_frame past the end frame, with eof at item boundaries, "
+                                 "TRUNCATED elsewhere)"
                                : "not TRUNCATED";
 }
 

@@ -1,8 +1,9 @@
-/* Kind "stream" (schema 2): a byte stream of frames (docs/spec/stream.md).
+/* Kind "stream" (schema 2, end states schema 4): a byte stream of frames
+ * (docs/spec/stream.md).
  *
- * A memory reader over the whole file (limits and cross_machine from
- * "options", a counting allocator) reads items until the clean end or a
- * failure; each item is re-written at once with a memory writer.
+ * A memory reader over the whole file (limits, cross_machine and
+ * require_end_frame from "options", a counting allocator) reads items until
+ * the end or a failure; each item is re-written at once with a memory writer.
  *
  *   valid:   the reader yields exactly `items`: kind, descriptor (the
  *            descriptor comparison of kind descriptor), each buffer's size,
@@ -10,12 +11,17 @@
  *            of 64, HR-STREAM-11), a composite's members recursively and
  *            each member's derived role (hurray_composite_member_role)
  *            against its descriptor's "role"; after item i the reader's
- *            offset is frame_offsets[i + 1]; then the clean end, reported
- *            again by a further read, at offset size. With roundtrip, the
- *            re-written stream is the input byte for byte (HR-STREAM-10).
- *            Then the prefix sweep (HR-STREAM-4): a reader over every prefix
- *            p < size yields the k items that end at or before p and then
- *            ends cleanly if p is in frame_offsets, else fails TRUNCATED
+ *            offset is frame_offsets[i + 1]; then the end, reported again by
+ *            a further read, with the end state "end" (HR-STREAM-13), at
+ *            offset size ("eof") or just past the end frame ("end_frame",
+ *            HR-STREAM-12: bytes after it are not read). With roundtrip, the
+ *            re-written stream -- finished for "end_frame", abandoned for
+ *            "eof" -- is the input up to that offset, byte for byte
+ *            (HR-STREAM-10). Then the prefix sweep (HR-STREAM-4): a reader
+ *            over every prefix p < size yields the k items that end at or
+ *            before p and then ends ("end_frame") once p holds the end frame,
+ *            ends ("eof") if p is in frame_offsets and no end frame is
+ *            required, else fails TRUNCATED
  *            (every prefix up to 8 KiB; above that a sample, see
  *            hc_sweep_plan, around every frame, descriptor and buffer
  *            boundary the oracle implies);
@@ -137,16 +143,27 @@ static int item_parse(struct parse_state *ps, const char *base, const cbor_item_
 }
 
 int hc_stream_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct hc_vector *v) {
-    static const struct hc_key keys[] = {{"items", HC_KEY_REQUIRED},
-                                         {"frame_offsets", HC_KEY_REQUIRED}};
-    const cbor_item_t *f[2];
+    const struct hc_key keys[] = {{"items", HC_KEY_REQUIRED},
+                                  {"frame_offsets", HC_KEY_REQUIRED},
+                                  {"end", v->schema_version >= 4 ? HC_KEY_REQUIRED : 0}};
+    const cbor_item_t *f[3];
     struct hc_stream_exp *x = v->stream = calloc(1, sizeof *v->stream);
     struct parse_state ps = {log, 0};
     if (!x) return hc_schema_fail(log, "decoded", "out of memory");
-    if (hc_map_fields(log, "decoded", item, keys, 2, f)) return -1;
+    if (hc_map_fields(log, "decoded", item, keys, 3, f)) return -1;
     cbor_item_t **items;
     size_t n;
     int bad = 0;
+    x->end = HURRAY_STREAM_END_EOF;
+    if (f[2] && v->schema_version < 4) {
+        bad = hc_schema_fail(log, "decoded.end", "schema 4 only (the manifest has %u)",
+                             v->schema_version);
+    } else if (f[2]) {
+        if (hc_tstr_equals(f[2], "end_frame") == 0) x->end = HURRAY_STREAM_END_FRAME;
+        else if (hc_tstr_equals(f[2], "eof") != 0)
+            bad = hc_schema_fail(log, "decoded.end", "expected \"end_frame\" or \"eof\", got %s",
+                                 hc_cbor_type_name(f[2]));
+    }
     if (!hc_get_array(log, "decoded.items", f[0], HC_STREAM_MAX_NODES, &items, &n)) {
         ps.nodes = n;
         x->items = calloc(n ? n : 1, sizeof *x->items);
@@ -177,10 +194,18 @@ int hc_stream_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct 
         if (!bad && x->items && n != x->item_count + 1)
             bad = hc_schema_fail(log, "decoded.frame_offsets", "%zu entries, expected len(items) "
                                  "+ 1 = %zu", n, x->item_count + 1);
-        else if (!bad && (x->frame_offsets[0] != 0 || x->frame_offsets[n - 1] != v->size))
+        else if (!bad && x->end == HURRAY_STREAM_END_EOF &&
+                 (x->frame_offsets[0] != 0 || x->frame_offsets[n - 1] != v->size))
             bad = hc_schema_fail(log, "decoded.frame_offsets", "must start at 0 and end at size "
                                  "%" PRIu64 " (got %" PRIu64 " ... %" PRIu64 ")", v->size,
                                  x->frame_offsets[0], x->frame_offsets[n - 1]);
+        else if (!bad && x->end == HURRAY_STREAM_END_FRAME &&
+                 (x->frame_offsets[0] != 0 || x->frame_offsets[n - 1] > v->size ||
+                  v->size - x->frame_offsets[n - 1] < HURRAY_STREAM_END_FRAME_BYTES))
+            bad = hc_schema_fail(log, "decoded.frame_offsets", "must start at 0 and end at least "
+                                 "8 bytes (the end frame) before size %" PRIu64 " (got %" PRIu64
+                                 " ... %" PRIu64 ")", v->size, x->frame_offsets[0],
+                                 x->frame_offsets[n - 1]);
     } else {
         bad = 1;
     }
@@ -289,14 +314,42 @@ static void reader_setup(struct reader_run *rr, const struct hc_vector *v) {
     rr->ro.limits = &v->limits;
     rr->ro.allocator = &rr->alloc;
     rr->ro.cross_machine = v->cross_machine;
+    rr->ro.require_end_frame = v->require_end_frame;
 }
 
-/* Reads a prefix to its end: the items it yields whole and the final status
- * (0 = the clean end). */
-static int read_prefix(struct reader_run *rr, const uint8_t *src, size_t len, size_t *items) {
+/* Where a valid stream ends: past its end frame, or at its size. */
+uint64_t hc_stream_stop(const struct hc_vector *v) {
+    const struct hc_stream_exp *x = v->stream;
+    if (x->end != HURRAY_STREAM_END_FRAME) return v->size;
+    return x->frame_offsets[x->frame_count - 1] + HURRAY_STREAM_END_FRAME_BYTES;
+}
+
+const char *hc_stream_end_name(int end) {
+    return end == HURRAY_STREAM_END_FRAME ? "end_frame"
+           : end == HURRAY_STREAM_END_EOF ? "eof"
+                                          : "(not ended)";
+}
+
+/* The sweep rule (vectors/SCHEMA.md § Running a vector, stream): a prefix
+ * of p bytes yields the items whose frame_offsets[k] <= p, then ends with
+ * the end frame if it holds it whole, at a cut point with EOF (unless
+ * require_end_frame), else not at all (TRUNCATED). HR-STREAM-4, -13. */
+int hc_stream_prefix_end(const struct hc_vector *v, size_t p, size_t *cut) {
+    const struct hc_stream_exp *x = v->stream;
+    while (*cut + 1 < x->frame_count && x->frame_offsets[*cut + 1] <= p) (*cut)++;
+    if (x->end == HURRAY_STREAM_END_FRAME && p >= hc_stream_stop(v)) return HURRAY_STREAM_END_FRAME;
+    if (x->frame_offsets[*cut] == p && !v->require_end_frame) return HURRAY_STREAM_END_EOF;
+    return HURRAY_STREAM_NOT_ENDED;
+}
+
+/* Reads a prefix to its end: the items it yields whole, the end state and the
+ * final status (0 = the end). */
+static int read_prefix(struct reader_run *rr, const uint8_t *src, size_t len, size_t *items,
+                       int *end) {
     struct hurray_stream_reader *r = NULL;
     struct hurray_error err;
     *items = 0;
+    *end = HURRAY_STREAM_NOT_ENDED;
     int st = hurray_stream_reader_create_memory(src, len, &rr->ro, &r, &err);
     if (st != HURRAY_OK) return st;
     for (;;) {
@@ -306,6 +359,7 @@ static int read_prefix(struct reader_run *rr, const uint8_t *src, size_t len, si
         hurray_item_destroy(it);
         (*items)++;
     }
+    *end = hurray_stream_reader_end(r);
     hurray_stream_reader_destroy(r);
     return st;
 }
@@ -341,11 +395,12 @@ static size_t count_marks(const struct hc_item_exp *x, unsigned depth) {
 
 size_t *hc_stream_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled) {
     const struct hc_stream_exp *x = v->stream;
-    size_t cap = x->frame_count, nm = 0;
+    size_t cap = x->frame_count + 1, nm = 0;
     for (size_t i = 0; i < x->item_count; i++) cap += count_marks(&x->items[i], 0);
     uint64_t *marks = malloc((cap ? cap : 1) * sizeof *marks);
     if (!marks) return NULL;
     for (size_t i = 0; i < x->frame_count; i++) marks[nm++] = x->frame_offsets[i];
+    if (x->end == HURRAY_STREAM_END_FRAME) marks[nm++] = hc_stream_stop(v); /* past the end frame */
     uint64_t at = 0;
     for (size_t i = 0; i < x->item_count; i++) frame_marks(&x->items[i], &at, marks, &nm, cap, 0);
     size_t *plan = hc_sweep_plan((size_t)v->size, HC_STREAM_SWEEP_FULL, marks, nm, n, sampled);
@@ -374,30 +429,33 @@ static void stream_sweep(struct hc_log *log, const struct hc_vector *v, const ui
     size_t cut = 0; /* frame_offsets[1..cut] <= p */
     for (size_t i = 0; i < n; i++) {
         size_t p = plan[i], items = 0;
-        while (cut + 1 < x->frame_count && x->frame_offsets[cut + 1] <= p) cut++;
-        int clean = x->frame_offsets[cut] == p;
-        int want = clean ? HURRAY_OK : HURRAY_E_TRUNCATED;
+        int end = HURRAY_STREAM_NOT_ENDED;
+        int want_end = hc_stream_prefix_end(v, p, &cut);
+        int want = want_end != HURRAY_STREAM_NOT_ENDED ? HURRAY_OK : HURRAY_E_TRUNCATED;
         uint8_t *tail = buf + (size - p);
         if (p) memcpy(tail, data, p);
-        int st = read_prefix(&rr, tail, p, &items);
+        int st = read_prefix(&rr, tail, p, &items, &end);
         res->prefixes++;
-        if (st == want && items == cut) continue;
+        if (st == want && items == cut && end == want_end) continue;
+        const char *got_s = st == HURRAY_OK ? "the end" : hc_status_str(st);
+        const char *want_s = want == HURRAY_OK ? "the end" : "TRUNCATED";
         if (bad++ == 0)
-            snprintf(first, sizeof first, "prefix of %zu bytes -> %zu items then %s, expected %zu "
-                     "items then %s", p, items, st == HURRAY_OK ? "the clean end" : hc_status_str(st),
-                     cut, clean ? "the clean end" : "TRUNCATED");
+            snprintf(first, sizeof first, "prefix of %zu bytes -> %zu items then %s (%s), expected "
+                     "%zu items then %s (%s)", p, items, got_s, hc_stream_end_name(end), cut,
+                     want_s, hc_stream_end_name(want_end));
         if (bad <= 16)
-            hc_note(log, "DIFF prefix %zu: %zu items then %s, expected %zu then %s", p, items,
-                    st == HURRAY_OK ? "the clean end" : hc_status_str(st), cut,
-                    clean ? "the clean end" : "TRUNCATED");
+            hc_note(log, "DIFF prefix %zu: %zu items then %s (%s), expected %zu then %s (%s)", p,
+                    items, got_s, hc_stream_end_name(end), cut, want_s,
+                    hc_stream_end_name(want_end));
     }
     res->prefixes_bad += bad;
     hc_check_allocations(log, &rr.stats, "prefix sweep");
     if (bad)
         hc_fail(log, "prefix sweep: %u of %zu prefixes wrong (first: %s)", bad, n, first);
     else
-        hc_note(log, "ok   prefix sweep: %zu prefixes%s, clean ends at the %zu cut points, "
-                     "TRUNCATED elsewhere", n, sampled ? " (sampled)" : "", x->frame_count);
+        hc_note(log, "ok   prefix sweep: %zu prefixes%s, ends at the %zu cut points%s, "
+                     "TRUNCATED elsewhere", n, sampled ? " (sampled)" : "", x->frame_count,
+                     x->end == HURRAY_STREAM_END_FRAME ? " and past the end frame" : "");
     free(plan);
     free(buf);
 }
@@ -466,6 +524,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
         count++;
         last_end = end;
     }
+    int end_state = hurray_stream_reader_end(r);
     /* a further read: the same answer (HR-STREAM-4, HR-STREAM-9) */
     struct hurray_item *more = NULL;
     hurray_error_clear(&again);
@@ -478,25 +537,44 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
         hc_fail(log, "a further read after %s reports offset %" PRIu64 ", the first %" PRIu64,
                 hc_status_str(st), again.offset, err.offset);
     hurray_item_destroy(more);
+    if (hurray_stream_reader_end(r) != end_state)
+        hc_fail(log, "a further read changes the end state from %s to %s",
+                hc_stream_end_name(end_state), hc_stream_end_name(hurray_stream_reader_end(r)));
     uint64_t final_offset = hurray_stream_reader_offset(r);
     const uint8_t *out = NULL;
     size_t out_len = 0;
     struct hurray_error gerr;
+    /* a stream with an end frame is rewritten finished: with its end frame (HR-STREAM-10) */
+    if (v->expect == HC_EXPECT_VALID && x->end == HURRAY_STREAM_END_FRAME &&
+        hurray_stream_writer_finish(w, &gerr) != HURRAY_OK) {
+        hc_fail(log, "rewrite: hurray_stream_writer_finish failed");
+        rewrite_ok = 0;
+    }
     if (hurray_stream_writer_getvalue(w, &out, &out_len, &gerr) != HURRAY_OK) {
         hc_fail(log, "rewrite: hurray_stream_writer_getvalue failed");
         rewrite_ok = 0;
     }
     if (v->expect == HC_EXPECT_VALID) {
+        uint64_t stop = hc_stream_stop(v);
         if (st != HURRAY_OK)
             hc_fail(log, "expected a valid stream, the reader fails after %zu items: %s", count,
                     hc_describe(msg, sizeof msg, st, &err));
         else
-            hc_cmp_u64(log, "clean end: reader offset (size)", v->size, final_offset);
+            hc_cmp_u64(log, x->end == HURRAY_STREAM_END_FRAME
+                                ? "end: reader offset (past the end frame)"
+                                : "end: reader offset (size)",
+                       stop, final_offset);
+        hc_cmp_str(log, "decoded.end (hurray_stream_reader_end)", hc_stream_end_name(x->end),
+                   hc_stream_end_name(end_state));
         hc_cmp_u64(log, "decoded.items (length)", x->item_count, count);
         if (v->roundtrip && rewrite_ok)
-            hc_cmp_bytes(log, "roundtrip: re-written stream", data, size, out, out_len);
+            hc_cmp_bytes(log, "roundtrip: re-written stream", data, (size_t)stop, out, out_len);
     } else {
         hc_check_failure_status(log, v, st, &err, res);
+        /* a failure has no end state; the end has one (HR-STREAM-13) */
+        if ((st != HURRAY_OK) != (end_state == HURRAY_STREAM_NOT_ENDED))
+            hc_fail(log, "the reader %s and reports the end state %s",
+                    st == HURRAY_OK ? "reaches the end" : "fails", hc_stream_end_name(end_state));
         if (v->expect == HC_EXPECT_INVALID) {
             hc_cmp_u64(log, "error_after_items", v->error_after_items, count);
             if (rewrite_ok && last_end <= size)

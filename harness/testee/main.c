@@ -12,8 +12,11 @@
  *   file          hurray_file_create_memory (copy mode); every entry's
  *                 descriptor, its loaded buffers, top level and KV map;
  *                 re-encoded with hurray_file_encode
- *   stream        a memory reader until the clean end or a failure, one
- *                 more read; each item re-written with a memory writer
+ *   stream        a memory reader (cross_machine, require_end_frame) until
+ *                 the end or a failure, one more read, the end state
+ *                 (hurray_stream_reader_end); each item re-written with a
+ *                 memory writer, finished when the stream ended with its
+ *                 end frame, else left unfinished
  *
  * The decoded values are written by decoded.c. Nothing here interprets the
  * format itself except two things libhurray does not expose: a file's
@@ -95,12 +98,14 @@ struct request {
     size_t input_len;
     struct hurray_limits limits;
     int cross_machine;
+    int require_end_frame;
 };
 
 static int parse_request(const cbor_item_t *map, struct request *rq, char *why, size_t cap) {
     static const char *const kinds[] = {"descriptor", "quantization", "kv", "file", "stream"};
     const cbor_item_t *kind = get(map, "kind"), *input = get(map, "input"),
-                      *limits = get(map, "limits"), *cm = get(map, "cross_machine");
+                      *limits = get(map, "limits"), *cm = get(map, "cross_machine"),
+                      *ref = get(map, "require_end_frame");
     memset(rq, 0, sizeof *rq);
     hurray_limits_default(&rq->limits);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -125,6 +130,7 @@ static int parse_request(const cbor_item_t *map, struct request *rq, char *why, 
                              cbor_string_length(pairs[i].key), cbor_get_int(pairs[i].value));
     }
     rq->cross_machine = cm && cbor_isa_float_ctrl(cm) && cbor_get_bool(cm);
+    rq->require_end_frame = ref && cbor_isa_float_ctrl(ref) && cbor_get_bool(ref);
     return 0;
 }
 
@@ -138,6 +144,7 @@ struct outcome {
     struct hc_buf encoded;
     uint64_t items; /* stream */
     int again;      /* stream */
+    int end;        /* stream: hurray_stream_reader_end after the further read */
 };
 
 static void outcome_init(struct outcome *o) {
@@ -153,6 +160,13 @@ static void outcome_free(struct outcome *o) {
 }
 
 static const char *status_name(int st) { return st == HURRAY_OK ? "OK" : hurray_status_name(st); }
+
+/* An end state as the protocol spells it: "end_frame", "eof" or null. */
+static void put_end(struct hc_buf *out, int end) {
+    if (end == HURRAY_STREAM_END_FRAME) hc_cbor_tstr(out, "end_frame");
+    else if (end == HURRAY_STREAM_END_EOF) hc_cbor_tstr(out, "eof");
+    else hc_cbor_null(out);
+}
 
 /* An internal failure of the testee itself (out of memory, an encoder that
  * refuses what the decoder gave): reported as that status. */
@@ -388,6 +402,7 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
     hurray_stream_reader_options_init(&ro);
     ro.limits = &rq->limits;
     ro.cross_machine = rq->cross_machine;
+    ro.require_end_frame = rq->require_end_frame;
     hurray_stream_writer_options_init(&wo);
     o->status = hurray_stream_reader_create_memory(rq->input, rq->input_len, &ro, &r, &o->err);
     if (o->status != HURRAY_OK) {
@@ -413,26 +428,34 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
         }
         hurray_item_destroy(it);
     }
+    int end = hurray_stream_reader_end(r);
     struct hurray_item *more = NULL;
     struct hurray_error again;
     o->again = hurray_stream_reader_next(r, &more, &again);
     if (o->again == HURRAY_OK && more) o->again = HURRAY_E_INTERNAL; /* an item after the end */
     hurray_item_destroy(more);
+    o->end = hurray_stream_reader_end(r);
     if (o->status == HURRAY_OK && want_values) {
         const uint8_t *out = NULL;
         size_t out_len = 0;
         struct hurray_error gerr;
+        /* as its writer left it: finished (the end frame) or abandoned (HR-STREAM-10) */
+        if (w && end == HURRAY_STREAM_END_FRAME &&
+            hurray_stream_writer_finish(w, &gerr) != HURRAY_OK)
+            internal = 1;
         if (internal || hurray_stream_writer_getvalue(w, &out, &out_len, &gerr) != HURRAY_OK) {
             fail_here(o, HURRAY_E_INTERNAL, "re-writing the items failed");
         } else {
             hc_buf_put(&o->encoded, out, out_len);
-            hc_cbor_map(&o->decoded, 2);
+            hc_cbor_map(&o->decoded, 3);
             hc_cbor_tstr(&o->decoded, "items");
             hc_cbor_array(&o->decoded, o->items);
             hc_buf_put(&o->decoded, items.p, items.len);
             hc_cbor_tstr(&o->decoded, "frame_offsets");
             hc_cbor_array(&o->decoded, o->items + 1);
             hc_buf_put(&o->decoded, offsets.p, offsets.len);
+            hc_cbor_tstr(&o->decoded, "end");
+            hc_cbor_tstr(&o->decoded, end == HURRAY_STREAM_END_FRAME ? "end_frame" : "eof");
         }
     }
     hurray_stream_writer_destroy(w);
@@ -464,7 +487,7 @@ static void answer_decode(const struct request *rq, struct hc_buf *out) {
     }
     char msg[HURRAY_ERROR_FIELD_MAX + HURRAY_ERROR_MESSAGE_MAX + 8];
     snprintf(msg, sizeof msg, "%s%s%s", o.err.field, o.err.field[0] ? ": " : "", o.err.message);
-    hc_cbor_map(out, 1 + (ok ? 2 : 1) + (stream ? 2 : 0));
+    hc_cbor_map(out, 1 + (ok ? 2 : 1) + (stream ? 3 : 0));
     hc_cbor_tstr(out, "status");
     hc_cbor_tstr(out, status_name(o.status));
     if (ok) {
@@ -481,6 +504,8 @@ static void answer_decode(const struct request *rq, struct hc_buf *out) {
         hc_cbor_uint(out, o.items);
         hc_cbor_tstr(out, "again");
         hc_cbor_tstr(out, status_name(o.again));
+        hc_cbor_tstr(out, "end");
+        put_end(out, o.end);
     }
     outcome_free(&o);
 }
@@ -490,9 +515,10 @@ static void answer_sweep(const cbor_item_t *req, struct request *rq, struct hc_b
     size_t n = lengths && cbor_isa_array(lengths) ? cbor_array_size(lengths) : 0;
     cbor_item_t **ls = n ? cbor_array_handle(lengths) : NULL;
     int stream = rq->kind[0] == 's';
-    struct hc_buf counts;
+    struct hc_buf counts, ends;
     hc_buf_init(&counts);
-    hc_cbor_map(out, stream ? 2 : 1);
+    hc_buf_init(&ends);
+    hc_cbor_map(out, stream ? 3 : 1);
     hc_cbor_tstr(out, "statuses");
     hc_cbor_array(out, n);
     const uint8_t *all = rq->input;
@@ -506,14 +532,19 @@ static void answer_sweep(const cbor_item_t *req, struct request *rq, struct hc_b
         run(rq, &o, 0);
         hc_cbor_tstr(out, status_name(o.status));
         hc_cbor_uint(&counts, o.items);
+        put_end(&ends, o.end);
         outcome_free(&o);
     }
     if (stream) {
         hc_cbor_tstr(out, "items");
         hc_cbor_array(out, n);
         hc_buf_put(out, counts.p, counts.len);
+        hc_cbor_tstr(out, "ends");
+        hc_cbor_array(out, n);
+        hc_buf_put(out, ends.p, ends.len);
     }
     hc_buf_free(&counts);
+    hc_buf_free(&ends);
 }
 
 static void skip(struct hc_buf *out, const char *why) {
@@ -544,7 +575,7 @@ int main(void) {
         } else if (text_is(op, "hello")) {
             hc_cbor_map(&out, 3);
             hc_cbor_tstr(&out, "protocol");
-            hc_cbor_uint(&out, 1);
+            hc_cbor_uint(&out, 2);
             hc_cbor_tstr(&out, "name");
             hc_cbor_tstr(&out, "libhurray");
             hc_cbor_tstr(&out, "version");

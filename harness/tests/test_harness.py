@@ -391,7 +391,7 @@ def test_unknown_top_level_key(work):
     (b"\x81" * 3000 + b"\x00", "hurray-conformance:"),  # deep nesting, complete
     (cbor2.dumps([1, 2, 3]), "top level is not a map"),
     (cbor2.dumps({"format": "other"}), '"format" is not "hurray-conformance"'),
-    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 4}), "schema_version"),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 5}), "schema_version"),
     (cbor2.dumps({"format": "hurray-conformance", "schema_version": 0}), "schema_version"),
     (cbor2.dumps({"format": "hurray-conformance", "schema_version": 1}),
      '"vectors" is missing or not an array'),
@@ -676,3 +676,36 @@ def test_new_kinds_need_schema_2(work):
                in f for f in r.fails.values())
     assert r.final == (count(m) - len(new), len(new))
     assert "unclassified" in r.out
+
+
+def test_stream_end_states_need_schema_4(work):
+    """decoded.end and options.require_end_frame (stream.md HR-STREAM-13) are schema 4: an
+    older manifest that carries them fails those vectors; a schema-4 manifest must carry
+    decoded.end on every valid stream, and then reads as before (every stream of the test
+    corpus ends at its end of input, "eof")."""
+    d, m = work
+    streams = [v for v in m["vectors"] if v["kind"] == "stream"]
+    valid = [v["id"] for v in streams if v["expect"] == "valid"]
+    m["schema_version"] = 3
+    vec(m, valid[0])["decoded"]["end"] = "eof"
+    vec(m, valid[1]).setdefault("options", {})["require_end_frame"] = True
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {valid[0], valid[1]}, r.out
+    assert r.fails[valid[0]].startswith("schema: decoded.end: schema 4 only (the manifest has 3)")
+    assert r.fails[valid[1]].startswith("schema: options.require_end_frame: only stream vectors "
+                                        "of schema 4 have it")
+    m["schema_version"] = 4
+    vec(m, valid[1])["options"].pop("require_end_frame")
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == set(valid[1:]), r.out
+    assert all('missing required key "end"' in f for f in r.fails.values()), r.out
+    for vid in valid:
+        vec(m, vid)["decoded"]["end"] = "eof"
+    save(d, m)
+    assert run(d).code == 0
+    vec(m, valid[0])["decoded"]["end"] = "end_frame"  # it has no end frame
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {valid[0]}, r.out

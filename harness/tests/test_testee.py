@@ -164,6 +164,11 @@ PROTOCOL_CASES = [
     ("skip", "n_stream_kind_mismatch", "skipped by the testee: not implemented here"),
     ("wrong-status", "n_desc_bad_magic", "expected BAD_MAGIC, but the input was accepted"),
     ("wrong-status", "y_desc_f32_2x3_row_major", "expected a valid descriptor, the testee says LENGTH"),
+    # the end state of a stream (stream.md HR-STREAM-13), judged in the answer and the sweep
+    ("wrong-end", "y_stream_mixed", "end: after a further read the end state is end_frame, "
+                                    "expected eof"),
+    ("wrong-end", "n_stream_kind_mismatch", "end: the testee fails and reports the end state eof"),
+    ("wrong-ends", "y_stream_mixed", "prefix sweep: "),
 ]
 
 
@@ -208,7 +213,8 @@ def test_hanging_testee_is_given_up_after_n_failures(work):
 
 @pytest.mark.parametrize("mode,needle", [
     ("banner", "testee answered garbage to hello"),
-    ("protocol-2", "testee speaks protocol 2, this runner 1"),
+    ("protocol-3", "testee speaks protocol 3, this runner 2"),
+    ("protocol-1", "testee speaks protocol 1, this runner 2"),
 ])
 def test_bad_hello_fails_every_vector(work, mode, needle):
     d, m = work
@@ -363,3 +369,19 @@ def test_schema3_outcome_names(work, through_testee):
     proc = subprocess.run([HARNESS, "--vectors", str(d), *args], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "FAIL i_desc_descriptor_limit_64: implementation-defined outcome LIMIT" in proc.stdout
+
+
+def test_schema4_stream_end_through_the_protocol(work):
+    """In a schema-4 manifest a stream's decoded.end is compared like any other key (in a
+    schema-2 one, which has none, the runner requires the testee's "end" to be "eof" and
+    leaves it out of the comparison). Both full testees pass either way."""
+    d, m = work
+    m["schema_version"] = 4
+    for v in m["vectors"]:
+        if v["kind"] == "stream" and v["expect"] == "valid":
+            v["decoded"]["end"] = "eof"
+    save(d, m)
+    for testee in (TESTEE, f"{PY} {ORACLE}"):
+        r = run(d, testee)
+        assert r.code == 0, r.out[-3000:]
+        assert r.final == (len(m["vectors"]), 0)

@@ -116,10 +116,12 @@ def check_item(obj, exp, role=None):
             check_item(m, e, r)
 
 
-def stream_of(items):
+def stream_of(items, finish=False):
     w = hurray.StreamWriter()
     for it in items:
         w.write(it)
+    if finish:
+        w.finish()  # the end frame (stream.md HR-STREAM-12)
     return w.getvalue()
 
 
@@ -136,8 +138,12 @@ def test_REQ_CONF_DECODE_CORPUS_REQ_CONF_REENCODE_stream(vector):
     for it, exp in zip(items, dec["items"]):
         check_item(it, exp)
     assert offsets == dec["frame_offsets"]
-    if vector.get("roundtrip", True):
-        assert stream_of(items) == data  # REQ_CONF_REENCODE
+    # the end state (stream.md HR-STREAM-13); bytes after an end frame are not read
+    assert reader.end == dec["end"]
+    stop = offsets[-1] + 8 if dec["end"] == "end_frame" else len(data)
+    assert reader.offset == stop
+    if vector.get("roundtrip", True):  # REQ_CONF_REENCODE: finished iff it was
+        assert stream_of(items, finish=dec["end"] == "end_frame") == data[:stop]
 
 
 @_params(lambda v: v["kind"] == "stream" and v["expect"] == "invalid")

@@ -429,13 +429,20 @@ def test_REQ_STREAM_LIMIT_BEFORE_ALLOC_HR_STREAM_7():
         _, peak = tracemalloc.get_traced_memory()
         assert info.value.code == "LIMIT"
         assert peak < (4 << 20)  # nothing near the claim was allocated
-        # the control: under the default limit the reader does allocate the claim (then
-        # finds the stream cut short), and tracemalloc sees it
+        # the control: a claim under 1 MiB is allocated whole from the binding's allocator
+        # (then the stream is found cut short), and tracemalloc sees it
+        tracemalloc.reset_peak()
+        with pytest.raises(StreamError) as info:
+            next(StreamReader(claims(900 << 10)))
+        _, peak = tracemalloc.get_traced_memory()
+        assert info.value.code == "TRUNCATED" and peak >= (900 << 10)
+        # within the default limit, a large claim commits nothing before its bytes arrive
+        # (HR-STREAM-16; measured as resident memory in test_REQ_STREAM_MEMORY_*)
         tracemalloc.reset_peak()
         with pytest.raises(StreamError) as info:
             next(StreamReader(data))
         _, peak = tracemalloc.get_traced_memory()
-        assert info.value.code == "TRUNCATED" and peak >= huge
+        assert info.value.code == "TRUNCATED" and peak < (4 << 20)
     finally:
         tracemalloc.stop()
 
@@ -573,16 +580,24 @@ def test_REQ_STREAM_ERROR_is_oserror_with_offset():
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                     reason="signals are delivered to the main thread")
-def test_REQ_STREAM_SIGNALS_handler_closing_the_reader_is_runtime_error():
+def test_REQ_STREAM_CLOSE_THREAD_from_a_signal_handler_HR_STREAM_15():
+    """A handler that closes the reader whose read it interrupted: not a deadlock, not an
+    error -- the read ends as exhausted (stream.md HR-STREAM-15)."""
     r, w = os.pipe()
     reader = StreamReader(r)
     old = signal.signal(signal.SIGALRM, lambda *_: reader.close())
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.1)
-        with pytest.raises(RuntimeError, match="reentrant"):  # not a deadlock
+        with pytest.raises(StopIteration):
             next(reader)
+        assert reader.closed and reader.offset is None and reader.end is None
+        with pytest.raises(RuntimeError, match="reentrant"):  # other calls from inside: no deadlock
+            signal.signal(signal.SIGALRM, lambda *_: next(reader2))
+            reader2 = StreamReader(r)
+            signal.setitimer(signal.ITIMER_REAL, 0.1)
+            next(reader2)
+        reader2.close()
         reader.close()  # from outside the read, it works
-        assert reader.closed
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -644,3 +659,430 @@ def test_REQ_LEAK_streams_files_composites(tmp_path):
         tracemalloc.stop()
     assert grown < (256 << 10), grown
     assert [sys.getrefcount(t) for t in items] == refs
+
+
+# ---- the end frame and end states (stream.md HR-STREAM-12, HR-STREAM-13) ----------------------
+
+END_FRAME = b"HRSF\x03\x00\x00\x00"
+
+
+def test_REQ_STREAM_END_FRAME_finish_writes_it_HR_STREAM_12():
+    t = tensor()
+    w = StreamWriter()
+    w.write(t)
+    unfinished = w.getvalue()
+    w.finish()
+    done = w.getvalue()
+    assert done == unfinished + END_FRAME and w.getvalue() == done  # repeatable
+    w.finish()
+    assert w.getvalue() == done  # finish is idempotent: one end frame
+    r = StreamReader(done)
+    assert r.end is None
+    assert same(next(r), t) and r.end is None
+    with pytest.raises(StopIteration):
+        next(r)
+    assert r.end == "end_frame" and r.offset == len(done)
+    r2 = StreamReader(unfinished)
+    assert len(list(r2)) == 1 and r2.end == "eof"
+    with StreamWriter() as w2:
+        w2.write(t)
+    assert w2.getvalue() == done  # the context manager finishes: the end frame
+    assert StreamReader(END_FRAME).end is None and list(StreamReader(END_FRAME)) == []
+
+
+def test_REQ_STREAM_END_FRAME_bytes_after_it_are_not_read_HR_STREAM_12():
+    t = tensor()
+    done = stream_of_finished([t])
+    for tail in (b"garbage!", b"HRS", stream_of([t]), b"\xff" * 100):
+        r = StreamReader(done + tail)
+        assert len(list(r)) == 1, tail  # the whole frame after the end is not an item
+        assert r.end == "end_frame" and r.offset == len(done)
+
+
+def test_REQ_STREAM_END_FRAME_exception_in_with_block_abandons_HR_STREAM_10():
+    t = tensor()
+    with pytest.raises(ZeroDivisionError):
+        with StreamWriter() as w:
+            w.write(t)
+            1 / 0
+    assert w.finished
+    data = w.getvalue()
+    assert not data.endswith(END_FRAME)  # no end frame: the stream did not end well
+    r = StreamReader(data)
+    assert len(list(r)) == 1 and r.end == "eof"
+    with pytest.raises(StreamError):  # abandoned like finished: no more writes
+        w.write(t)
+    w.finish()  # and finishing it now does nothing
+    assert w.getvalue() == data
+
+
+def test_REQ_STREAM_END_FRAME_collected_unfinished_writer_abandons():
+    r, wfd = os.pipe()
+    sw = StreamWriter(wfd)
+    sw.write(tensor())
+    del sw  # collected unfinished: its duplicate closed, no end frame
+    os.close(wfd)
+    with StreamReader(r) as reader:
+        assert len(list(reader)) == 1
+        assert reader.end == "eof"
+    os.close(r)
+
+
+def test_REQ_STREAM_END_STATE_require_end_frame_HR_STREAM_13():
+    items = [tensor(), partition()]
+    done, cut = stream_of_finished(items), stream_of(items)
+    r = StreamReader(done, require_end_frame=True)
+    assert len(list(r)) == 2 and r.end == "end_frame"
+    r = StreamReader(cut, require_end_frame=True)
+    assert same(next(r), items[0]) and next(r) == items[1]  # every whole item first
+    with pytest.raises(StreamError) as info:
+        next(r)
+    assert info.value.code == "TRUNCATED" and info.value.field == "end"
+    assert info.value.offset == len(cut) and r.end is None
+    with pytest.raises(StreamError):
+        next(StreamReader(b"", require_end_frame=True))
+    r = StreamReader(cut, require_end_frame=False)  # the default: a revision-1 stream reads
+    assert len(list(r)) == 2 and r.end == "eof"
+
+
+SENDER = """
+import sys, time
+import hurray
+w = hurray.StreamWriter(sys.stdout.buffer)
+for i in range(2):
+    w.write(hurray.Tensor(bytes(range(16)), hurray.uint8, (16,)))
+if sys.argv[1] == "finish":
+    w.finish()
+    sys.exit(0)
+time.sleep(600)  # two items out; now wait to be killed between items
+"""
+
+
+@pytest.mark.parametrize("fate", ["finish", "killed"])
+def test_REQ_STREAM_END_STATE_dead_sender_is_distinguishable(fate):
+    """A sender killed between two items ends the stream at "eof"; one that finished, at
+    "end_frame" (HR-STREAM-13). Before this, both read as the same clean end."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen([sys.executable, "-c", SENDER, fate], stdout=subprocess.PIPE, env=env)
+    try:
+        with StreamReader(child.stdout, require_end_frame=False) as reader:
+            got = [next(reader), next(reader)]  # both items arrive while the sender lives
+            if fate == "killed":
+                child.kill()
+            rest = list(reader)
+            assert rest == [] and len(got) == 2
+            assert reader.end == ("end_frame" if fate == "finish" else "eof")
+    finally:
+        child.kill()
+        child.wait(60)
+        child.stdout.close()
+
+
+def test_REQ_STREAM_END_STATE_dead_sender_with_require_end_frame():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen([sys.executable, "-c", SENDER, "killed"], stdout=subprocess.PIPE,
+                             env=env)
+    try:
+        reader = StreamReader(child.stdout, require_end_frame=True)
+        assert next(reader).shape == (16,) and next(reader).shape == (16,)
+        child.kill()
+        with pytest.raises(StreamError) as info:
+            next(reader)
+        assert info.value.code == "TRUNCATED" and info.value.field == "end"
+        reader.close()
+    finally:
+        child.kill()
+        child.wait(60)
+        child.stdout.close()
+
+
+# ---- timeouts (stream.md HR-STREAM-14) ----------------------------------------------------------
+
+
+def test_REQ_STREAM_TIMEOUT_socket_timeout_is_the_default_HR_STREAM_14():
+    a, b = socket.socketpair()
+    with a, b:
+        a.settimeout(0.2)
+        reader = StreamReader(a)  # no timeout= given: the socket's own
+        with pytest.raises(hurray.StreamTimeoutError) as info:
+            next(reader)
+        e = info.value
+        assert isinstance(e, TimeoutError) and isinstance(e, StreamError)
+        assert isinstance(e, OSError) and isinstance(e, hurray.HurrayError)
+        assert e.errno == errno.ETIMEDOUT and e.code == "IO" and "timeout" in str(e)
+        with pytest.raises(TimeoutError):  # sticky, and except TimeoutError catches it
+            next(reader)
+        try:
+            next(reader)
+        except StreamError as again:  # except hurray.StreamError catches it too
+            assert type(again) is hurray.StreamTimeoutError
+        reader.close()
+
+
+def test_REQ_STREAM_TIMEOUT_explicit_none_overrides_the_socket():
+    a, b = socket.socketpair()
+    with a, b:
+        a.settimeout(0.01)
+        t = tensor()
+
+        def late():
+            time.sleep(0.3)  # far beyond the socket's timeout
+            with StreamWriter(b, timeout=None) as w:
+                w.write(t)
+
+        th = threading.Thread(target=late)
+        th.start()
+        reader = StreamReader(a, timeout=None)
+        assert same(next(reader), t)  # no bound: it waited
+        th.join(30)
+        assert not th.is_alive()
+        reader.close()
+
+
+def test_REQ_STREAM_TIMEOUT_pipe_writer_stalls_mid_item():
+    r, w = os.pipe()
+    data = stream_of([tensor(64)])
+    os.write(w, data[: len(data) // 2])  # half an item, then silence
+    reader = StreamReader(r, timeout=0.1)
+    with pytest.raises(hurray.StreamTimeoutError) as info:
+        next(reader)
+    assert info.value.offset is not None and reader.offset == len(data) // 2
+    with pytest.raises(hurray.StreamTimeoutError):  # failed for good
+        next(reader)
+    reader.close()
+    os.close(r)
+    os.close(w)
+
+
+def test_REQ_STREAM_TIMEOUT_writer_to_a_peer_that_reads_nothing():
+    a, b = socket.socketpair()
+    with a, b:
+        w = StreamWriter(b, timeout=0.1)
+        big = Tensor(rand(8 << 20), hurray.uint8, (8 << 20,))
+        with pytest.raises(hurray.StreamTimeoutError) as info:
+            w.write(big)
+        assert isinstance(info.value, TimeoutError) and info.value.errno == errno.ETIMEDOUT
+        with pytest.raises(StreamError):  # the writer is failed
+            w.write(tensor())
+        with pytest.raises(StreamError):
+            w.finish()
+
+
+def test_REQ_STREAM_TIMEOUT_arguments():
+    r, w = os.pipe()
+    try:
+        for bad in (0, 0.0, -1, float("nan")):
+            with pytest.raises(ValueError):
+                StreamReader(r, timeout=bad)
+            with pytest.raises(ValueError):
+                StreamWriter(w, timeout=bad)
+        for bad in ("1", True, [1]):
+            with pytest.raises(TypeError):
+                StreamReader(r, timeout=bad)
+        StreamReader(r, timeout=float("inf")).close()  # no bound
+        StreamReader(r, timeout=1e-9).close()  # rounds up to a millisecond
+        StreamReader(stream_of([tensor()]), timeout=5).close()  # memory: nothing to wait for
+        a, b = socket.socketpair()
+        with a, b:
+            a.setblocking(False)  # gettimeout() == 0.0: no bound, the stream waits
+            StreamReader(a).close()
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+# ---- close and offset from another thread (stream.md HR-STREAM-15) ------------------------------
+
+
+def blocked_reader(src, **kw):
+    """A reader, and a thread blocked in its __next__; result[0] is what __next__ did."""
+    reader = StreamReader(src, **kw)
+    result = []
+    started = threading.Event()
+
+    def run():
+        started.set()
+        try:
+            result.append(("item", next(reader)))
+        except StopIteration:
+            result.append(("stop", None))
+        except BaseException as e:  # pragma: no cover - reported by the asserts
+            result.append(("error", e))
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    started.wait()
+    time.sleep(0.05)  # very likely blocked by now; the test holds either way
+    return reader, th, result
+
+
+def in_thread(fn):
+    """Runs fn in a thread; the join timeout only guards against a hang."""
+    out = []
+    th = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    th.start()
+    th.join(30)
+    assert not th.is_alive(), "blocked while a read was in progress"
+    return out[0]
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_REQ_STREAM_CLOSE_THREAD_wakes_a_blocked_read_HR_STREAM_15(partial):
+    r, w = os.pipe()
+    data = stream_of([tensor(64)])
+    if partial:
+        os.write(w, data[:50])  # a partial item: dropped by the close
+    reader, th, result = blocked_reader(r)
+    offset = in_thread(lambda: reader.offset)  # .offset does not wait for the read
+    assert offset in ((0, 50) if partial else (0,))
+    in_thread(reader.close)  # returns although the peer never sends
+    th.join(30)
+    assert not th.is_alive()
+    assert result == [("stop", None)]  # the blocked __next__ ended as exhausted
+    assert reader.closed and reader.offset is None and reader.end is None
+    assert list(reader) == []
+    os.close(r)
+    os.close(w)
+
+
+def test_REQ_STREAM_CLOSE_THREAD_socket_with_timeout():
+    a, b = socket.socketpair()
+    with a, b:
+        a.settimeout(60)  # a timeout far away: the close, not the timeout, ends the read
+        reader, th, result = blocked_reader(a)
+        in_thread(reader.close)
+        th.join(30)
+        assert not th.is_alive() and result == [("stop", None)]
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals are delivered to the main thread")
+def test_REQ_STREAM_SIGNALS_sigint_interrupts_a_blocked_read():
+    """Ctrl-C (SIGINT) reaches a process blocked in a read: KeyboardInterrupt (PEP 475)."""
+    code = """
+import os, sys
+import hurray
+r, w = os.pipe()
+reader = hurray.StreamReader(r, timeout=120)
+print("ready", flush=True)
+try:
+    next(reader)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(0)
+print("not interrupted", flush=True)
+sys.exit(1)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)  # into the read (the outcome is the same either way)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)  # a hang guard, not a speed check
+        assert out.strip() == "interrupted" and child.returncode == 0
+    finally:
+        child.kill()
+        child.wait(60)
+
+
+# ---- memory committed as bytes arrive (stream.md HR-STREAM-16) ----------------------------------
+
+PEAK = """
+import json, os, resource, sys
+import hurray
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+
+limit = 1 << 30  # far below a 16 GiB claim, far above this process
+resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+path = sys.argv[1]
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak (VmHWM) restarts at the current resident size
+base = status("VmRSS")
+out = {"items": 0, "code": None}
+try:
+    with open(path, "rb") as f:
+        for t in hurray.StreamReader(f):  # the item's bytes are not copied or touched here
+            out["items"] += 1
+            out["shape"] = list(t.shape)
+except hurray.StreamError as e:
+    out["code"] = e.code
+out["peak"] = status("VmHWM") - base
+print(json.dumps(out))
+"""
+
+
+def peak_in_child(path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", PEAK, str(path)], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    import json
+    return json.loads(out.stdout)
+
+
+needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"),
+                                reason="peak resident memory is measured through Linux /proc")
+
+
+@needs_proc
+def test_REQ_STREAM_MEMORY_claim_of_16_gib_costs_nothing_HR_STREAM_16(tmp_path):
+    """96 bytes declaring a 16 GiB buffer (at the default limit): TRUNCATED, under a 1 GiB data
+    limit (a reader that allocated the claim would get MemoryError), at a peak resident size
+    within 1 MiB of the baseline."""
+    data = bytearray(stream_of([Tensor(rand(24), hurray.uint8, (24,))]))
+    assert len(data) == 96
+    struct.pack_into("<Q", data, 48, 1 << 34)  # buffers[0].size
+    path = tmp_path / "claim.hrs"
+    path.write_bytes(bytes(data))
+    got = peak_in_child(path)
+    assert got["code"] == "TRUNCATED" and got["items"] == 0
+    assert got["peak"] <= (1 << 20), got
+
+
+@needs_proc
+def test_REQ_STREAM_MEMORY_64_mib_frame_peaks_at_its_size_HR_STREAM_16(tmp_path):
+    """A 64 MiB frame read from a file peaks at its size plus at most 1 MiB: read into
+    place, no second copy, no growth by reallocation."""
+    n = 64 << 20
+    path = tmp_path / "big.hrs"
+    big = Tensor(rand(n), hurray.uint8, (n,))
+    with open(path, "wb") as f, StreamWriter(f) as w:
+        w.write(big)
+    del big
+    got = peak_in_child(path)
+    assert got["code"] is None and got["items"] == 1
+    assert n <= got["peak"] <= n + (1 << 20), got
+
+
+# ---- one OS layer -------------------------------------------------------------------------------
+
+
+def test_REQ_STREAM_TRANSPORT_no_os_calls_of_its_own():
+    """The binding drives libhurray's descriptor reader and writer: pystream.c includes no OS
+    header and calls no read/write/poll/fcntl of its own (one OS layer: reference/src/os.h)."""
+    src = os.path.join(os.path.dirname(__file__), "..", "src", "hurray", "_hurray", "pystream.c")
+    if not os.path.exists(src):
+        pytest.skip("run from the repository: the binding's source is not installed")
+    import re
+    text = open(src, encoding="utf-8").read()
+    for header in ("unistd.h", "poll.h", "fcntl.h", "sys/socket.h", "windows.h"):
+        assert f"<{header}>" not in text, header
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)  # comments
+    code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', code)  # string literals (docstrings)
+    for call in ("read", "write", "poll", "fcntl", "close", "dup", "pipe", "sendmsg"):
+        assert not re.search(rf"(?<![\w.>]){call}\(", code), call
+    assert "hurray_stream_reader_create_fd" in code and "hurray_stream_writer_create_fd" in code
+
+
+def stream_of_finished(items) -> bytes:
+    w = StreamWriter()
+    for it in items:
+        w.write(it)
+    w.finish()
+    return w.getvalue()

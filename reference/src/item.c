@@ -5,15 +5,21 @@
  * hri_item_* builders (item_internal.h) are the one place that convention is
  * produced, so readers never free a block with another size than its own. */
 #include "item_internal.h"
+#include "os.h"
 
 /* ---- aligned buffers (buffer-protocol.md § Alignment) --------------------- */
 
-/* In front of an aligned buffer: the block's real start and its size. */
-#define BUFFER_HEADER_BYTES 16u
+/* In front of an aligned buffer: where its block starts, its size and what
+ * it came from (the allocator, or a reservation of the operating system's). */
+#define BUFFER_HEADER_BYTES 32u
+
+enum { FROM_ALLOCATOR = 0, FROM_RESERVATION = 1 };
 
 struct buffer_header {
-    uint8_t *raw;
-    size_t total;
+    uint8_t *raw;    /* the block or the reservation */
+    size_t total;    /* its size */
+    uint64_t source; /* FROM_ALLOCATOR, FROM_RESERVATION */
+    uint64_t unused;
 };
 
 static size_t buffer_alignment(uint8_t alignment_log2) {
@@ -21,18 +27,24 @@ static size_t buffer_alignment(uint8_t alignment_log2) {
     return declared > HURRAY_MIN_BUFFER_ALIGNMENT ? declared : HURRAY_MIN_BUFFER_ALIGNMENT;
 }
 
-int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t size,
-                             uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
+static int check_buffer_args(uint8_t **data, uint8_t alignment_log2, struct hurray_error *err) {
     HR_FAIL_IF(!data, err, HURRAY_E_ARGUMENT, "data", "item_buffer_alloc: data is NULL");
     *data = NULL;
     HR_FAIL_IF(alignment_log2 > HURRAY_MAX_ALIGNMENT_LOG2, err, HURRAY_E_ARGUMENT,
                "alignment_log2", "item_buffer_alloc: alignment 2^%u exceeds 2^12",
                (unsigned)alignment_log2);
+    return HURRAY_OK;
+}
+
+int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t size,
+                             uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
+    HR_TRY(check_buffer_args(data, alignment_log2, err));
     if (size == 0) return HURRAY_OK;
     size_t align = buffer_alignment(alignment_log2);
     HR_FAIL_IF(size > SIZE_MAX - align - BUFFER_HEADER_BYTES, err, HURRAY_E_NOMEM, "buffer",
                "buffer: %llu bytes exceed the address space", (unsigned long long)size);
-    struct buffer_header h = {NULL, (size_t)size + align + BUFFER_HEADER_BYTES};
+    struct buffer_header h = {NULL, (size_t)size + align + BUFFER_HEADER_BYTES, FROM_ALLOCATOR,
+                              0};
     h.raw = hri_alloc(allocator, h.total);
     HR_FAIL_IF(!h.raw, err, HURRAY_E_NOMEM, "buffer", "buffer: cannot allocate %llu bytes",
                (unsigned long long)size);
@@ -43,11 +55,53 @@ int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t 
     return HURRAY_OK;
 }
 
+/* stream.md HR-STREAM-16: a buffer of HRI_COMMIT_STEP bytes or more is reserved
+ * address space -- its header in the first `align` bytes (committed at once),
+ * its data from `align` on, both in one reservation whose address never
+ * moves -- and committed as hri_item_buffer_commit is told bytes arrive.
+ * Smaller ones come from the allocator, whole. */
+int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
+                            uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
+    HR_TRY(check_buffer_args(data, alignment_log2, err));
+    if (size < HRI_COMMIT_STEP) return hurray_item_buffer_alloc(allocator, size, alignment_log2,
+                                                                data, err);
+    size_t align = buffer_alignment(alignment_log2); /* 64 .. 4096: a multiple of 32 */
+    size_t page = hri_os_page_size();
+    HR_FAIL_IF(size > SIZE_MAX - align - page, err, HURRAY_E_NOMEM, "buffer",
+               "buffer: %llu bytes exceed the address space", (unsigned long long)size);
+    struct buffer_header h = {NULL, (size_t)size + align, FROM_RESERVATION, 0};
+    void *base = NULL;
+    HR_TRY(hri_os_reserve(h.total, &base, err));
+    h.raw = base; /* page-aligned, so raw + align is aligned to align */
+    int st = hri_os_commit(base, h.total, 0, align, err);
+    if (st != HURRAY_OK) {
+        hri_os_release(base, h.total);
+        return st;
+    }
+    memcpy(h.raw + align - BUFFER_HEADER_BYTES, &h, sizeof h);
+    *data = h.raw + align;
+    return HURRAY_OK;
+}
+
+int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err) {
+    struct buffer_header h;
+    if (!data) return HURRAY_OK;
+    memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
+    if (h.source != FROM_RESERVATION) return HURRAY_OK; /* allocated whole */
+    size_t start = (size_t)(data - h.raw);
+    HR_FAIL_IF(upto > h.total - start, err, HURRAY_E_INTERNAL, "buffer",
+               "buffer: commit of %llu bytes past its reservation", (unsigned long long)upto);
+    return hri_os_commit(h.raw, h.total, start, (size_t)upto, err);
+}
+
 void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *data) {
     struct buffer_header h;
     if (!data) return;
     memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
-    hri_free(allocator, h.raw, h.total);
+    if (h.source == FROM_RESERVATION)
+        hri_os_release(h.raw, h.total);
+    else
+        hri_free(allocator, h.raw, h.total);
 }
 
 /* ---- freeing ------------------------------------------------------------------ */

@@ -19,6 +19,20 @@ int hri_item_alloc_members(struct hurray_item *it, uint32_t count, struct hurray
  * with owns_buffers = HURRAY_ITEM_OWNS_ALIGNED. */
 int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err);
 
+/* What a stream reader commits of a buffer ahead of its bytes, at most
+ * (stream.md HR-STREAM-16); buffers this size or larger are reserved. */
+#define HRI_COMMIT_STEP ((size_t)1 << 20)
+/* A buffer as hurray_item_buffer_alloc gives one (same alignment, freed by
+ * hurray_item_buffer_free), but with memory committed only as it fills: a
+ * size of HRI_COMMIT_STEP or more reserves address space from the system
+ * (not from `allocator`) with nothing committed yet; below that it is
+ * hurray_item_buffer_alloc. */
+int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
+                            uint8_t alignment_log2, uint8_t **data, struct hurray_error *err);
+/* Commits the first `upto` bytes of such a buffer (rounded up to pages); a
+ * no-op for one allocated whole. `upto` <= its size. */
+int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);
+
 /* ---- limits ---------------------------------------------------------------- */
 
 /* NULL means the defaults; then clamped to the format maxima. */

@@ -60,6 +60,25 @@ void hri_os_unmap(struct hri_os_mapping *m);
 /* The granularity mappings are aligned to (page size; 64 KiB on Windows). */
 size_t hri_os_map_granularity(void);
 
+/* ---- reserved memory -------------------------------------------------------------------
+ * Address space without memory behind it, committed in steps as it is filled: where a
+ * stream reader puts a large buffer, so that a claimed size costs nothing until its bytes
+ * arrive and the buffer never moves (stream.md HR-STREAM-16). Reserving costs neither memory
+ * nor commit charge (POSIX: mmap with no access and MAP_NORESERVE; Windows: VirtualAlloc
+ * MEM_RESERVE); committing makes a range readable and writable (mprotect; MEM_COMMIT), and
+ * only the pages written to take memory. */
+/* The page size: what commits are rounded to. */
+size_t hri_os_page_size(void);
+/* Reserves `len` (> 0) bytes of address space at a page-aligned *base; NOMEM when the system
+ * refuses (the address space is exhausted, or a 32-bit process asks for more than it has). */
+int hri_os_reserve(size_t len, void **base, struct hurray_error *err);
+/* Commits [off, off + len) of a reservation of `reserved` bytes at `base`, rounded outward
+ * to pages (and clipped to the reservation); committing a committed range again is
+ * harmless. NOMEM when the system refuses. */
+int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hurray_error *err);
+/* Returns a whole reservation, committed or not, to the system. NULL-tolerant. */
+void hri_os_release(void *base, size_t len);
+
 /* ---- handles --------------------------------------------------------------------------- */
 
 /* A close-on-exec duplicate, so that closing ours never closes the caller's. */
@@ -79,7 +98,8 @@ void hri_os_waker_destroy(struct hri_os_waker *w); /* NULL-tolerant */
 
 /* How a blocking transport call waits. All fields optional (zero = none):
  * timeout_ms < 0 waits forever, >= 0 bounds each wait for readiness (IO with
- * sys_errno ETIMEDOUT when it passes); `on_eintr` runs when a call is
+ * sys_errno ETIMEDOUT when it passes), on a monotonic clock: a wait interrupted by
+ * a signal and resumed keeps its deadline, it does not start again; `on_eintr` runs when a call is
  * interrupted by a signal and returns non-zero to stop (IO with sys_errno
  * EINTR); `waker` interrupts the wait (IO with sys_errno ECANCELED). */
 struct hri_os_wait {

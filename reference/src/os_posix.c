@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -167,6 +168,53 @@ void hri_os_unmap(struct hri_os_mapping *m) {
     m->len = 0;
 }
 
+/* ---- reserved memory ---------------------------------------------------------------------- */
+
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+size_t hri_os_page_size(void) { return hri_os_map_granularity(); }
+
+int hri_os_reserve(size_t len, void **base, struct hurray_error *err) {
+    HR_FAIL_IF(len == 0, err, HURRAY_E_ARGUMENT, "buffer", "reserve: empty range");
+    void *b = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b == MAP_FAILED) {
+        int e = errno;
+        int st = hri_fail(err, HURRAY_E_NOMEM, "buffer",
+                          "buffer: cannot reserve %zu bytes of address space (errno %d)", len, e);
+        if (err) err->sys_errno = e;
+        return st;
+    }
+    *base = b;
+    return HURRAY_OK;
+}
+
+int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hurray_error *err) {
+    size_t page = hri_os_page_size();
+    if (off >= reserved || len == 0) return HURRAY_OK;
+    if (len > reserved - off) len = reserved - off;
+    size_t lo = off - off % page;
+    size_t end = off + len; /* <= reserved */
+    size_t hi = end % page ? end + (page - end % page) : end;
+    if (hi > reserved || hi < end) hi = reserved; /* the system rounds the last page itself */
+    if (mprotect((uint8_t *)base + lo, hi - lo, PROT_READ | PROT_WRITE) != 0) {
+        int e = errno;
+        int st = hri_fail(err, HURRAY_E_NOMEM, "buffer",
+                          "buffer: cannot commit %zu bytes (errno %d)", hi - lo, e);
+        if (err) err->sys_errno = e;
+        return st;
+    }
+    return HURRAY_OK;
+}
+
+void hri_os_release(void *base, size_t len) {
+    if (base && len) munmap(base, len);
+}
+
 /* ---- handles ----------------------------------------------------------------------------- */
 
 int hri_os_dup(hri_os_fd fd, hri_os_fd *out, const char *field, struct hurray_error *err) {
@@ -232,17 +280,30 @@ void hri_os_waker_destroy(struct hri_os_waker *w) {
 /* Waits until `fd` is ready for `events`, honouring the timeout, the EINTR
  * hook and the waker. The timeout bounds each wait for readiness: a peer that
  * keeps sending, however slowly, is not cut off. */
+static int64_t monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int wait_ready(int fd, short events, const struct hri_os_wait *w, const char *field,
                       const char *what, struct hurray_error *err) {
     struct pollfd p[2] = {{fd, events, 0}, {-1, POLLIN, 0}};
     nfds_t n = 1;
     int timeout = w ? w->timeout_ms : -1;
+    /* The deadline survives EINTR: a resumed wait gets what is left, not a new timeout. */
+    int64_t deadline = timeout >= 0 ? monotonic_ms() + timeout : 0;
     if (w && w->waker) {
         p[1].fd = w->waker->rd;
         n = 2;
     }
     for (;;) {
-        int r = poll(p, n, timeout < 0 ? -1 : timeout);
+        int left = -1;
+        if (timeout >= 0) {
+            int64_t now = monotonic_ms();
+            left = now >= deadline ? 0 : (int)(deadline - now);
+        }
+        int r = poll(p, n, left);
         if (r > 0) break;
         if (r == 0) return hri_os_fail(err, ETIMEDOUT, field, what, NULL);
         if (errno != EINTR) return hri_os_fail(err, errno, field, "poll", NULL);
@@ -283,17 +344,39 @@ int hri_os_read(hri_os_fd fd, void *dst, size_t cap, size_t *got, const struct h
     }
 }
 
+/* How a write with a deadline avoids blocking inside the call: after poll says
+ * there is room, a blocking write() of more than the room waits for the rest
+ * -- past any timeout. A socket is written with MSG_DONTWAIT; a pipe or
+ * character device in PIPE_BUF-sized pieces (POSIX: a pipe reported writable
+ * takes that many without blocking); a regular file never waits. */
+enum write_kind { WK_PLAIN, WK_SOCKET, WK_PIECES };
+
+static enum write_kind timed_write_kind(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return WK_PIECES; /* the write reports the error */
+    if (S_ISSOCK(st.st_mode)) return WK_SOCKET;
+    if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return WK_PLAIN;
+    return WK_PIECES;
+}
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0 /* macOS: SIGPIPE as for write(); callers ignore it (stream.md) */
+#endif
+
 int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count,
                       const struct hri_os_wait *w, const char *field, struct hurray_error *err) {
     struct iovec v[IOV_BATCH];
     size_t i = 0, skip = 0; /* iov[i] is next, its first `skip` bytes already written */
+    int timed = must_poll_first(w);
+    enum write_kind kind = timed ? timed_write_kind((int)fd) : WK_PLAIN;
+    size_t cap = kind == WK_PIECES ? (size_t)PIPE_BUF : IO_CHUNK;
     while (i < count) {
         int k = 0;
         size_t total = 0;
-        for (size_t j = i; j < count && k < IOV_BATCH && total < IO_CHUNK; j++) {
+        for (size_t j = i; j < count && k < IOV_BATCH && total < cap; j++) {
             size_t off = j == i ? skip : 0;
             size_t len = iov[j].len - off;
-            if (len > IO_CHUNK - total) len = IO_CHUNK - total;
+            if (len > cap - total) len = cap - total;
             if (len == 0) continue;
             v[k].iov_base = (void *)((const uint8_t *)iov[j].base + off);
             v[k].iov_len = len;
@@ -301,8 +384,17 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             k++;
         }
         if (k == 0) break; /* only empty ranges left */
-        if (must_poll_first(w)) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
-        ssize_t r = writev((int)fd, v, k);
+        if (timed) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
+        ssize_t r;
+        if (kind == WK_SOCKET) {
+            struct msghdr msg;
+            memset(&msg, 0, sizeof msg);
+            msg.msg_iov = v;
+            msg.msg_iovlen = k;
+            r = sendmsg((int)fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else {
+            r = writev((int)fd, v, k);
+        }
         if (r < 0) {
             int e = errno;
             if (e == EINTR) {
@@ -311,8 +403,8 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
                 continue;
             }
             if (is_would_block(e)) {
-                HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
-                continue;
+                if (!timed) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
+                continue; /* timed: the loop waits before the next try */
             }
             return hri_os_fail(err, e, field, "write", NULL); /* EPIPE: the reader is gone */
         }

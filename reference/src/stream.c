@@ -11,17 +11,23 @@
  *
  * The writer checks a whole item before writing any of it, then emits the
  * canonical frames through a staging block (fd, callback) or into its
- * growable buffer (memory), flushing at the end of every item. */
-#define _POSIX_C_SOURCE 200809L
-
-#include <errno.h>
-#include <fcntl.h>
+ * growable buffer (memory), flushing at the end of every item; finishing
+ * emits the end frame (HR-STREAM-12).
+ *
+ * Descriptor transports go through the one OS layer (os.h): reads and writes
+ * with a timeout and an interrupt hook (HR-STREAM-14), and a waker through
+ * which a close from another thread ends a blocked read (HR-STREAM-15). This
+ * file includes no OS header. */
+#include <errno.h> /* ETIMEDOUT, ECANCELED: the error numbers os.h reports */
+#include <stdatomic.h>
 #include <stdio.h>
-#include <limits.h>
-#include <poll.h>
-#include <unistd.h>
 
 #include "item_internal.h"
+#include "os.h"
+
+#if defined(__STDC_NO_ATOMICS__)
+#error "stream.c needs C11 atomics (HR-STREAM-15: close from another thread)"
+#endif
 
 #define READ_AHEAD_BYTES (64u * 1024u)
 #define WRITE_STAGING_BYTES (64u * 1024u)
@@ -29,73 +35,31 @@
 #define MAX_DEPTH HURRAY_MAX_COMPOSITE_DEPTH_FORMAT
 
 static const uint8_t zeros[8];
+static const uint8_t end_frame[HURRAY_STREAM_END_FRAME_BYTES] = {'H', 'R', 'S', 'F',
+                                                                 HURRAY_FRAME_END, 0, 0, 0};
 
-/* ==== operating-system I/O ================================================ */
-
-/* IO with the system's message for `errnum`. */
-static int fail_errno(struct hurray_error *err, int errnum, const char *what) {
-    char msg[128];
-    if (strerror_r(errnum, msg, sizeof msg) != 0) snprintf(msg, sizeof msg, "errno %d", errnum);
-    return hri_fail(err, HURRAY_E_IO, "transport", "%s: %s", what, msg);
-}
-
-/* A non-blocking descriptor: wait until it is ready rather than fail. */
-static int wait_ready(int fd, short events, struct hurray_error *err) {
-    struct pollfd p = {fd, events, 0};
-    while (poll(&p, 1, -1) < 0)
-        if (errno != EINTR) return fail_errno(err, errno, "poll");
+/* A wait on a descriptor from a caller's timeout (0: none) and hook. */
+static int wait_from_options(int timeout_ms, int (*hook)(void *), void *ctx,
+                             struct hri_os_wait *w, struct hurray_error *err) {
+    HR_FAIL_IF(timeout_ms < 0, err, HURRAY_E_ARGUMENT, "timeout_ms",
+               "timeout_ms: %d is negative (0 waits forever, HR-STREAM-14)", timeout_ms);
+    memset(w, 0, sizeof *w);
+    w->timeout_ms = timeout_ms > 0 ? timeout_ms : -1;
+    w->on_eintr = hook;
+    w->ctx = ctx;
     return HURRAY_OK;
 }
 
-static int is_would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
-
-/* read() up to cap bytes, resuming after EINTR; 0 at end of file. */
-static int fd_read(void *ctx, uint8_t *dst, size_t cap, size_t *got, struct hurray_error *err) {
-    int fd = *(const int *)ctx;
-    if (cap > SSIZE_MAX) cap = SSIZE_MAX;
-    for (;;) {
-        ssize_t n = read(fd, dst, cap);
-        if (n >= 0) {
-            *got = (size_t)n;
-            return HURRAY_OK;
-        }
-        if (errno == EINTR) continue;
-        if (!is_would_block(errno)) return fail_errno(err, errno, "stream read");
-        HR_TRY(wait_ready(fd, POLLIN, err));
+/* A timeout's record says what passed (HR-STREAM-14); the status stays IO. */
+static int name_timeout(int status, const struct hri_os_wait *w, const char *what,
+                        struct hurray_error *e) {
+    if (status == HURRAY_E_IO && e && e->sys_errno == ETIMEDOUT) {
+        hri_fail(e, HURRAY_E_IO, "transport",
+                 "%s: nothing for %d ms, the timeout (HR-STREAM-14): the peer stalled", what,
+                 w->timeout_ms);
+        e->sys_errno = ETIMEDOUT;
     }
-}
-
-/* write() all of src, resuming after EINTR and short writes; EPIPE is IO. */
-static int fd_write(int fd, const uint8_t *src, size_t len, struct hurray_error *err) {
-    while (len > 0) {
-        ssize_t n = write(fd, src, len > SSIZE_MAX ? SSIZE_MAX : len);
-        if (n > 0) {
-            src += n;
-            len -= (size_t)n;
-        } else if (n == 0) {
-            return hri_fail(err, HURRAY_E_IO, "transport", "stream write: wrote 0 bytes");
-        } else if (errno == EINTR) {
-            continue;
-        } else if (is_would_block(errno)) {
-            HR_TRY(wait_ready(fd, POLLOUT, err));
-        } else {
-            return fail_errno(err, errno, "stream write");
-        }
-    }
-    return HURRAY_OK;
-}
-
-/* A close-on-exec duplicate, so the stream never closes the caller's fd. */
-static int dup_fd(int fd, int *out, struct hurray_error *err) {
-    HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "fd: %d is not a descriptor", fd);
-    *out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (*out < 0) return fail_errno(err, errno, "dup");
-    return HURRAY_OK;
-}
-
-static void close_fd(int *fd) {
-    if (*fd >= 0) close(*fd); /* the duplicate is ours; nothing to report on a reader */
-    *fd = -1;
+    return status;
 }
 
 /* ==== reader ============================================================== */
@@ -124,15 +88,28 @@ struct memory_source {
     size_t pos;
 };
 
+/* Who is inside the reader (HR-STREAM-15): the bits of `state`. */
+#define IN_NEXT 1u   /* a next is running */
+#define CLOSING 2u   /* close was called; the transport goes with whoever leaves last */
+
 struct hurray_stream_reader {
     const struct hurray_allocator *allocator;
     struct hurray_limits limits;
     int cross_machine;
+    int require_end_frame;
+
+    /* shared with other threads: close, offset, end (HR-STREAM-15) */
+    atomic_uint state;
+    _Atomic uint64_t offset_seen; /* r->pos, published */
+    atomic_int end;               /* enum hurray_stream_end, published by next */
+    int ended;                    /* the parser's end state, not yet published */
 
     /* transport */
     hurray_stream_read_fn read;
     void *read_ctx;
-    int fd;
+    hri_os_fd fd;
+    struct hri_os_waker *waker; /* fd readers: a close wakes a blocked read */
+    struct hri_os_wait wait;
     struct memory_source mem;
     uint8_t *ahead; /* read-ahead block (fd, callback); NULL for memory */
     size_t ahead_pos, ahead_len;
@@ -152,6 +129,7 @@ struct hurray_stream_reader {
     struct hurray_item *root;    /* the top-level item being read */
     struct hurray_item *tensor;  /* the tensor whose buffers are being read */
     unsigned buffer_index;
+    uint64_t committed; /* bytes of the current buffer committed (HR-STREAM-16) */
     struct open_head heads[MAX_DEPTH]; /* open composites, outermost first */
     uint32_t depth;
     uint64_t member_total; /* HR-COMP-9, over the current top-level item */
@@ -185,9 +163,13 @@ static int reader_new(const struct hurray_stream_reader_options *opt, int read_a
                sizeof *r);
     memset(r, 0, sizeof *r);
     r->allocator = a;
-    r->fd = -1;
+    r->fd = HRI_OS_NO_FD;
     hri_limits_effective(opt ? opt->limits : NULL, &r->limits);
     r->cross_machine = opt ? opt->cross_machine != 0 : 0;
+    r->require_end_frame = opt ? opt->require_end_frame != 0 : 0;
+    atomic_init(&r->state, 0u);
+    atomic_init(&r->offset_seen, 0u);
+    atomic_init(&r->end, HURRAY_STREAM_NOT_ENDED);
     r->stage = ST_FRAME;
     if (read_ahead) {
         r->ahead = hri_alloc(a, READ_AHEAD_BYTES);
@@ -222,19 +204,36 @@ int hurray_stream_reader_create_memory(const uint8_t *src, size_t len,
     return HURRAY_OK;
 }
 
+/* The descriptor transport: one read through the OS layer, with the
+ * reader's timeout, interrupt hook and waker (HR-STREAM-11, -14, -15). */
+static int fd_read(void *ctx, uint8_t *dst, size_t cap, size_t *got, struct hurray_error *err) {
+    struct hurray_stream_reader *r = ctx;
+    int st = hri_os_read(r->fd, dst, cap, got, &r->wait, "transport", err);
+    return name_timeout(st, &r->wait, "stream read", err);
+}
+
 int hurray_stream_reader_create_fd(int fd, const struct hurray_stream_reader_options *opt,
                                    struct hurray_stream_reader **out, struct hurray_error *err) {
-    int dup = -1;
+    hri_os_fd dup = HRI_OS_NO_FD;
+    struct hri_os_wait w;
     HR_TRY(check_reader_out(out, err));
-    HR_TRY(dup_fd(fd, &dup, err));
+    HR_TRY(wait_from_options(opt ? opt->timeout_ms : 0, opt ? opt->on_interrupt : NULL,
+                             opt ? opt->interrupt_ctx : NULL, &w, err));
+    HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "fd: %d is not a descriptor", fd);
+    HR_TRY(hri_os_dup((hri_os_fd)fd, &dup, "transport", err));
     int status = reader_new(opt, 1, out, err);
+    if (status == HURRAY_OK) status = hri_os_waker_create(&w.waker, err);
     if (status != HURRAY_OK) {
-        close_fd(&dup);
+        hurray_stream_reader_destroy(*out);
+        *out = NULL;
+        hri_os_close(&dup, NULL, NULL);
         return status;
     }
     (*out)->fd = dup;
+    (*out)->waker = w.waker;
+    (*out)->wait = w;
     (*out)->read = fd_read;
-    (*out)->read_ctx = &(*out)->fd;
+    (*out)->read_ctx = *out;
     return HURRAY_OK;
 }
 
@@ -304,7 +303,7 @@ static void parser_want(struct hurray_stream_reader *r, uint8_t **dst, size_t *n
     case ST_BUFFER: {
         const struct hurray_item_buffer *b = &r->tensor->buffers[r->buffer_index];
         *dst = b->data + r->filled;
-        *n = (size_t)b->size - r->filled; /* the buffer was allocated: size fits size_t */
+        *n = (size_t)b->size - r->filled; /* reserved at its size: it fits size_t */
         break;
     }
     case ST_PAD:
@@ -326,7 +325,8 @@ static int check_frame_header(const uint8_t *h, uint8_t *kind, struct hurray_err
                "frame.magic: %02X %02X %02X %02X is not \"HRSF\" (HR-STREAM-2)", h[0], h[1],
                h[2], h[3]);
     *kind = h[4];
-    int named = *kind == HURRAY_FRAME_TENSOR || *kind == HURRAY_FRAME_COMPOSITE;
+    int named = *kind == HURRAY_FRAME_TENSOR || *kind == HURRAY_FRAME_COMPOSITE ||
+                *kind == HURRAY_FRAME_END;
     HR_TRY(hri_check_tag_kind(hri_tag_kind_plain(*kind, named), *kind, 0, "frame.kind", e));
     for (unsigned i = 5; i < HURRAY_STREAM_FRAME_HEADER_BYTES; i++)
         HR_FAIL_IF(h[i] != 0, e, HURRAY_E_RESERVED_NONZERO, "frame.reserved",
@@ -456,19 +456,33 @@ static int open_head(struct hurray_stream_reader *r, struct hurray_item *node,
     return HURRAY_OK;
 }
 
-/* Step 8: buffer i, allocated at its declared size (already within
- * max_buffer_bytes: decode step 7) only now that its data is next. Empty
- * buffers have neither data nor padding. */
+/* Step 8: buffer i (its size already within max_buffer_bytes: decode step
+ * 7), set aside only now that its data is next, and committed as its bytes
+ * arrive (HR-STREAM-16: commit_ahead). Empty buffers have neither data nor
+ * padding. */
 static int begin_buffer(struct hurray_stream_reader *r, struct hurray_error *e) {
     const struct hurray_descriptor *d = r->tensor->descriptor;
     while (r->buffer_index < d->buffer_count && d->buffers[r->buffer_index].size == 0)
         r->buffer_index++;
     if (r->buffer_index == d->buffer_count) return node_done(r, e);
     const struct hurray_buffer_desc *b = &d->buffers[r->buffer_index];
-    HR_TRY(hurray_item_buffer_alloc(r->allocator, b->size, b->alignment_log2,
-                                    &r->tensor->buffers[r->buffer_index].data, e));
+    HR_TRY(hri_item_buffer_reserve(r->allocator, b->size, b->alignment_log2,
+                                   &r->tensor->buffers[r->buffer_index].data, e));
     r->stage = ST_BUFFER;
     r->filled = 0;
+    r->committed = 0;
+    return HURRAY_OK;
+}
+
+/* HR-STREAM-16: before the next bytes of a buffer are read, the next step of
+ * it is committed -- never more than HRI_COMMIT_STEP ahead of what arrived. */
+static int commit_ahead(struct hurray_stream_reader *r, struct hurray_error *e) {
+    const struct hurray_item_buffer *b = &r->tensor->buffers[r->buffer_index];
+    if (r->filled < r->committed || r->committed == b->size) return HURRAY_OK;
+    uint64_t next = b->size - r->committed < HRI_COMMIT_STEP ? b->size
+                                                               : r->committed + HRI_COMMIT_STEP;
+    HR_TRY(at(hri_item_buffer_commit(b->data, next, e), e, r->pos));
+    r->committed = next;
     return HURRAY_OK;
 }
 
@@ -518,12 +532,30 @@ static int on_pad(struct hurray_stream_reader *r, struct hurray_error *e) {
     return begin_buffer(r, e);
 }
 
+/* Step 2a (HR-STREAM-12): the end frame. Where a member is due it is
+ * CONSTRAINT; outside a composite it ends the stream, and nothing after it is
+ * read. */
+static int on_end_frame(struct hurray_stream_reader *r, struct hurray_error *e) {
+    if (r->depth > 0) {
+        const struct open_head *top = &r->heads[r->depth - 1];
+        return hri_fail_at(e, HURRAY_E_CONSTRAINT, r->frame_start + 4, "frame.kind",
+                           "frame.kind: an end frame (0x03) where member %lu of a composite of "
+                           "%lu is due: the stream ended with the composite unfinished "
+                           "(HR-STREAM-12)",
+                           (unsigned long)top->next, (unsigned long)top->item->member_count);
+    }
+    r->stage = ST_END;
+    r->ended = HURRAY_STREAM_END_FRAME;
+    return HURRAY_OK;
+}
+
 /* The current part is complete: its checks, then the next stage. */
 static int part_complete(struct hurray_stream_reader *r, struct hurray_error *e) {
     uint8_t kind = 0;
     switch (r->stage) {
     case ST_FRAME:
         HR_TRY(at(check_frame_header(r->frame_header, &kind, e), e, r->frame_start));
+        if (kind == HURRAY_FRAME_END) return on_end_frame(r, e);
         r->stage = ST_DESC_PREFIX;
         r->filled = 0;
         return HURRAY_OK;
@@ -547,6 +579,7 @@ static int parser_advance(struct hurray_stream_reader *r, size_t n, struct hurra
     parser_want(r, &dst, &want);
     r->filled += n;
     r->pos += n;
+    atomic_store_explicit(&r->offset_seen, r->pos, memory_order_relaxed);
     if (n < want) return HURRAY_OK;
     return part_complete(r, e);
 }
@@ -556,7 +589,14 @@ static int parser_advance(struct hurray_stream_reader *r, size_t n, struct hurra
 static int parser_eof(struct hurray_stream_reader *r, struct hurray_error *e) {
     char f[HURRAY_ERROR_FIELD_MAX];
     if (r->stage == ST_FRAME && r->filled == 0 && r->depth == 0) {
+        if (r->require_end_frame)
+            return hri_fail(e, HURRAY_E_TRUNCATED, "end",
+                            "end: the input ends after %llu bytes without an end frame, and "
+                            "the reader requires one: the sender stopped before finishing "
+                            "(HR-STREAM-13)",
+                            (unsigned long long)r->pos);
         r->stage = ST_END;
+        r->ended = HURRAY_STREAM_END_EOF;
         return HURRAY_OK;
     }
     switch (r->stage) {
@@ -628,6 +668,10 @@ static int reader_run(struct hurray_stream_reader *r, struct hurray_error *e) {
         size_t n, got = 0;
         parser_want(r, &dst, &n);
         HR_FAIL_IF(n == 0, e, HURRAY_E_INTERNAL, "stage", "stream reader: nothing wanted");
+        if (r->stage == ST_BUFFER) { /* only into what is committed (HR-STREAM-16) */
+            HR_TRY(commit_ahead(r, e));
+            if (n > r->committed - r->filled) n = (size_t)(r->committed - r->filled);
+        }
         HR_TRY(source_fill(r, dst, n, &got, e));
         if (got == 0) return parser_eof(r, e);
         HR_TRY(parser_advance(r, got, e));
@@ -635,11 +679,19 @@ static int reader_run(struct hurray_stream_reader *r, struct hurray_error *e) {
     return HURRAY_OK;
 }
 
-int hurray_stream_reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
-                              struct hurray_error *err) {
+/* Releases the transport and drops the item being read: the reader is
+ * exhausted. Runs once, on the thread that leaves last (HR-STREAM-15); the
+ * waker stays until free, since a close may still be signalling it. */
+static void reader_release(struct hurray_stream_reader *r) {
+    drop_partial(r);
+    hri_os_close(&r->fd, NULL, NULL); /* the duplicate is ours; nothing to report */
+    r->stage = ST_CLOSED;
+}
+
+/* One next, alone in the reader (the IN_NEXT bit is ours). */
+static int reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
+                       struct hurray_error *err) {
     struct hurray_error e;
-    HR_FAIL_IF(!r || !out, err, HURRAY_E_ARGUMENT, "reader", "stream reader next: NULL argument");
-    *out = NULL;
     if (r->stage == ST_END || r->stage == ST_CLOSED) return HURRAY_OK;
     if (r->stage == ST_FAILED) {
         if (err) *err = r->error;
@@ -648,6 +700,7 @@ int hurray_stream_reader_next(struct hurray_stream_reader *r, struct hurray_item
     hurray_error_clear(&e);
     int status = reader_run(r, &e);
     if (status != HURRAY_OK) {
+        if (atomic_load(&r->state) & CLOSING) return HURRAY_OK; /* a close woke us */
         reader_fail(r, status, &e, r->pos);
         if (err) *err = r->error;
         return status;
@@ -661,21 +714,55 @@ int hurray_stream_reader_next(struct hurray_stream_reader *r, struct hurray_item
     return HURRAY_OK;
 }
 
+int hurray_stream_reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
+                              struct hurray_error *err) {
+    HR_FAIL_IF(!r || !out, err, HURRAY_E_ARGUMENT, "reader", "stream reader next: NULL argument");
+    *out = NULL;
+    unsigned before = atomic_fetch_or(&r->state, IN_NEXT);
+    HR_FAIL_IF(before & IN_NEXT, err, HURRAY_E_ARGUMENT, "reader",
+               "stream reader next: another thread is reading (a reader is used by one "
+               "thread at a time, HR-STREAM-15)");
+    if (before & CLOSING) { /* closed: the close released the transport */
+        atomic_fetch_and(&r->state, ~IN_NEXT);
+        return HURRAY_OK;
+    }
+    int status = reader_next(r, out, err);
+    unsigned after = atomic_fetch_and(&r->state, ~IN_NEXT);
+    if (after & CLOSING) { /* a close came while we read: close wins, we release */
+        hurray_item_destroy(*out);
+        *out = NULL;
+        reader_release(r);
+        return HURRAY_OK;
+    }
+    /* an end reached before any close: published (a close after it keeps it) */
+    if (r->ended != HURRAY_STREAM_NOT_ENDED) atomic_store(&r->end, r->ended);
+    return status;
+}
+
 uint64_t hurray_stream_reader_offset(const struct hurray_stream_reader *r) {
-    return r ? r->pos : 0;
+    return r ? atomic_load_explicit(&r->offset_seen, memory_order_relaxed) : 0;
+}
+
+int hurray_stream_reader_end(const struct hurray_stream_reader *r) {
+    return r ? atomic_load(&r->end) : HURRAY_STREAM_NOT_ENDED;
 }
 
 void hurray_stream_reader_close(struct hurray_stream_reader *r) {
     if (!r) return;
-    drop_partial(r);
-    close_fd(&r->fd);
-    r->stage = ST_CLOSED;
+    unsigned before = atomic_fetch_or(&r->state, CLOSING);
+    if (before & CLOSING) return; /* closed, or being closed */
+    if (before & IN_NEXT) {       /* wake it; it releases on its way out */
+        hri_os_waker_signal(r->waker);
+        return;
+    }
+    reader_release(r);
 }
 
 void hurray_stream_reader_destroy(struct hurray_stream_reader *r) {
     if (!r) return;
     hurray_stream_reader_close(r);
     const struct hurray_allocator *a = r->allocator;
+    hri_os_waker_destroy(r->waker);
     hri_free(a, r->desc, r->desc_cap);
     hri_free(a, r->ahead, r->ahead ? READ_AHEAD_BYTES : 0);
     hri_free(a, r, sizeof *r);
@@ -689,7 +776,8 @@ struct hurray_stream_writer {
     const struct hurray_allocator *allocator;
     int cross_machine;
     enum writer_kind kind;
-    int fd;
+    hri_os_fd fd;
+    struct hri_os_wait wait; /* fd: timeout and interrupt hook (HR-STREAM-14) */
     hurray_stream_write_fn write;
     void *write_ctx;
     uint8_t *buf; /* memory: the stream so far; fd/callback: the staging block */
@@ -698,7 +786,8 @@ struct hurray_stream_writer {
     uint8_t *scratch; /* one descriptor's encoding */
     size_t scratch_cap;
     uint64_t offset;
-    int finished;
+    int finished;  /* finished or abandoned: nothing more is written */
+    int abandoned; /* ended without the end frame (HR-STREAM-10) */
     int status; /* sticky I/O failure */
     struct hurray_error error;
 };
@@ -726,7 +815,7 @@ static int writer_new(const struct hurray_stream_writer_options *opt, enum write
     w->allocator = a;
     w->cross_machine = opt ? opt->cross_machine != 0 : 0;
     w->kind = kind;
-    w->fd = -1;
+    w->fd = HRI_OS_NO_FD;
     if (kind != W_MEMORY) {
         w->buf = hri_alloc(a, WRITE_STAGING_BYTES);
         if (!w->buf) {
@@ -748,16 +837,21 @@ int hurray_stream_writer_create_memory(const struct hurray_stream_writer_options
 
 int hurray_stream_writer_create_fd(int fd, const struct hurray_stream_writer_options *opt,
                                    struct hurray_stream_writer **out, struct hurray_error *err) {
-    int dup = -1;
+    hri_os_fd dup = HRI_OS_NO_FD;
+    struct hri_os_wait w;
     HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "stream writer: out is NULL");
     *out = NULL;
-    HR_TRY(dup_fd(fd, &dup, err));
+    HR_TRY(wait_from_options(opt ? opt->timeout_ms : 0, opt ? opt->on_interrupt : NULL,
+                             opt ? opt->interrupt_ctx : NULL, &w, err));
+    HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "fd: %d is not a descriptor", fd);
+    HR_TRY(hri_os_dup((hri_os_fd)fd, &dup, "transport", err));
     int status = writer_new(opt, W_FD, out, err);
     if (status != HURRAY_OK) {
-        close_fd(&dup);
+        hri_os_close(&dup, NULL, NULL);
         return status;
     }
     (*out)->fd = dup;
+    (*out)->wait = w;
     return HURRAY_OK;
 }
 
@@ -862,7 +956,9 @@ static int reserve(struct hurray_stream_writer *w, const struct item_plan *p,
 static int transport_write(struct hurray_stream_writer *w, const uint8_t *src, size_t n,
                            struct hurray_error *err) {
     if (n == 0) return HURRAY_OK;
-    if (w->kind == W_FD) return fd_write(w->fd, src, n, err);
+    if (w->kind == W_FD)
+        return name_timeout(hri_os_write_all(w->fd, src, n, &w->wait, "transport", err),
+                            &w->wait, "stream write", err);
     return w->write(w->write_ctx, src, n, err);
 }
 
@@ -918,9 +1014,19 @@ static int emit_item(struct hurray_stream_writer *w, const struct hurray_item *i
     return HURRAY_OK;
 }
 
+/* Records a transport failure as the writer's sticky status. */
+static int writer_fail(struct hurray_stream_writer *w, int status, struct hurray_error *err) {
+    struct hurray_error e;
+    if (!err) hri_fail(&e, status, "transport", "stream writer: the transport failed");
+    w->status = status;
+    w->error = err ? *err : e;
+    return status;
+}
+
 static int writer_usable(const struct hurray_stream_writer *w, struct hurray_error *err) {
     HR_FAIL_IF(w->finished, err, HURRAY_E_ARGUMENT, "writer",
-               "stream writer: written to after finish (HR-STREAM-10)");
+               w->abandoned ? "stream writer: written to after it was abandoned (HR-STREAM-10)"
+                            : "stream writer: written to after finish (HR-STREAM-10)");
     if (w->status == HURRAY_OK) return HURRAY_OK;
     if (err) *err = w->error;
     return w->status;
@@ -938,27 +1044,41 @@ int hurray_stream_writer_write(struct hurray_stream_writer *w, const struct hurr
     HR_TRY(reserve(w, &plan, err));
     int status = emit_item(w, item, err);
     if (status == HURRAY_OK) status = flush(w, err);
-    if (status != HURRAY_OK) {
-        struct hurray_error e;
-        if (!err) hri_fail(&e, status, "transport", "stream writer: the transport failed");
-        w->status = status;
-        w->error = err ? *err : e;
-    }
+    if (status != HURRAY_OK) writer_fail(w, status, err);
     return status;
 }
 
+/* Closes the duplicated descriptor; a close error matters only to a finish. */
+static int writer_release(struct hurray_stream_writer *w, struct hurray_error *err) {
+    return hri_os_close(&w->fd, NULL, err);
+}
+
+/* HR-STREAM-10, HR-STREAM-12: the end frame, flushed, then the transport
+ * released. A failed writer writes no end frame and reports its failure. */
 int hurray_stream_writer_finish(struct hurray_stream_writer *w, struct hurray_error *err) {
     HR_FAIL_IF(!w, err, HURRAY_E_ARGUMENT, "writer", "stream writer finish: writer is NULL");
     if (w->finished) return HURRAY_OK;
     w->finished = 1;
-    int status = w->status == HURRAY_OK ? flush(w, err) : w->status;
-    if (w->status != HURRAY_OK && err) *err = w->error;
-    if (w->fd >= 0) {
-        int fd = w->fd;
-        w->fd = -1;
-        if (close(fd) != 0 && status == HURRAY_OK) status = fail_errno(err, errno, "close");
+    int status = w->status;
+    if (status != HURRAY_OK) {
+        if (err) *err = w->error;
+    } else if (w->kind == W_MEMORY) {
+        status = grow(w->allocator, &w->buf, &w->cap, w->len, w->len + sizeof end_frame, err);
+        if (status == HURRAY_OK) status = put(w, end_frame, sizeof end_frame, err);
+    } else {
+        status = put(w, end_frame, sizeof end_frame, err);
+        if (status == HURRAY_OK) status = flush(w, err);
+        if (status != HURRAY_OK) writer_fail(w, status, err);
     }
-    return status;
+    int closed = writer_release(w, status == HURRAY_OK ? err : NULL);
+    return status != HURRAY_OK ? status : closed;
+}
+
+void hurray_stream_writer_abandon(struct hurray_stream_writer *w) {
+    if (!w || w->finished) return;
+    w->finished = 1;
+    w->abandoned = 1;
+    writer_release(w, NULL);
 }
 
 int hurray_stream_writer_getvalue(const struct hurray_stream_writer *w, const uint8_t **data,
@@ -979,9 +1099,7 @@ uint64_t hurray_stream_writer_offset(const struct hurray_stream_writer *w) {
 
 void hurray_stream_writer_destroy(struct hurray_stream_writer *w) {
     if (!w) return;
-    if (hurray_stream_writer_finish(w, NULL) != HURRAY_OK) {
-        /* free cannot report: a caller who cares finishes first */
-    }
+    hurray_stream_writer_abandon(w); /* unfinished: no end frame (HR-STREAM-10) */
     hri_free(w->allocator, w->buf, w->cap);
     hri_free(w->allocator, w->scratch, w->scratch_cap);
     hri_free(w->allocator, w, sizeof *w);

@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +213,111 @@ static void test_waker_interrupts_blocked_read(void **state) {
     close(pf[1]);
 }
 
+/* A write with a timeout never blocks inside the call: into a pipe or a socket
+ * nobody reads, it fills what room there is and then ends with ETIMEDOUT (a
+ * plain blocking write of more than the room would wait forever). */
+static void test_write_timeout_pipe_and_socket(void **state) {
+    (void)state;
+    static uint8_t big[4 << 20];
+    struct hurray_error e;
+    struct hri_os_wait w = {.timeout_ms = 50};
+    int pf[2];
+    assert_int_equal(pipe(pf), 0);
+    assert_int_equal(hri_os_write_all(pf[1], big, sizeof big, &w, "transport", &e), HURRAY_E_IO);
+    assert_int_equal(e.sys_errno, ETIMEDOUT);
+    close(pf[0]);
+    close(pf[1]);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pf), 0);
+    assert_int_equal(hri_os_write_all(pf[1], big, sizeof big, &w, "transport", &e), HURRAY_E_IO);
+    assert_int_equal(e.sys_errno, ETIMEDOUT);
+    close(pf[0]);
+    close(pf[1]);
+}
+
+/* A timeout survives signals: with SIGALRM arriving every 2 ms, a 100 ms wait on a
+ * silent pipe still ends with ETIMEDOUT (a wait that restarted its timeout at each
+ * EINTR would never end; the hook stops it after 5000 interruptions so the test
+ * fails instead of hanging). stream.md HR-STREAM-14. */
+static volatile sig_atomic_t alarms;
+static void on_alarm(int sig) {
+    (void)sig;
+    alarms++;
+}
+static int eintr_hook(void *ctx) {
+    int *n = ctx;
+    return ++*n >= 5000; /* 5000 x 2 ms = 10 s: far past the 100 ms deadline */
+}
+
+static void test_timeout_keeps_its_deadline_across_signals(void **state) {
+    (void)state;
+    int pf[2];
+    assert_int_equal(pipe(pf), 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: poll fails with EINTR */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct itimerval it = {{0, 2000}, {0, 2000}}, off = {{0, 0}, {0, 0}};
+    assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+    int hooks = 0;
+    struct hri_os_wait w = {.timeout_ms = 100, .on_eintr = eintr_hook, .ctx = &hooks};
+    uint8_t b[4];
+    size_t got = 0;
+    struct hurray_error e;
+    int st = hri_os_read(pf[0], b, sizeof b, &got, &w, "transport", &e);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_int_equal(st, HURRAY_E_IO);
+    assert_int_equal(e.sys_errno, ETIMEDOUT);
+    assert_true(hooks > 0 && hooks < 5000); /* interrupted, resumed, and still timed out */
+    close(pf[0]);
+    close(pf[1]);
+}
+
+/* Resident memory of this process in bytes (Linux /proc), or -1 where unknown. */
+static long long rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long size = 0, res = 0;
+    if (!f) return -1;
+    int n = fscanf(f, "%lld %lld", &size, &res);
+    fclose(f);
+    return n == 2 ? res * (long long)sysconf(_SC_PAGESIZE) : -1;
+}
+
+/* A reservation costs nothing until committed and written; commits are rounded to
+ * pages, repeatable, and the address never moves. stream.md HR-STREAM-16. */
+static void test_reserve_commit_release(void **state) {
+    (void)state;
+    struct hurray_error e;
+    size_t page = hri_os_page_size();
+    assert_true(page >= 4096 && (page & (page - 1)) == 0);
+    size_t len = sizeof(size_t) >= 8 ? (size_t)16 << 30 : (size_t)256 << 20; /* 16 GiB */
+    void *base = NULL;
+    long long before = rss_bytes();
+    assert_int_equal(hri_os_reserve(len, &base, &e), HURRAY_OK);
+    assert_non_null(base);
+    assert_int_equal((uintptr_t)base % page, 0);
+    long long reserved = rss_bytes();
+    if (before >= 0) assert_true(reserved - before < (1 << 20)); /* no memory behind it */
+    /* commit a range that straddles pages; write every committed byte */
+    assert_int_equal(hri_os_commit(base, len, 100, 3 * page, &e), HURRAY_OK);
+    memset((uint8_t *)base + 100, 0xA5, 3 * page);
+    assert_int_equal(hri_os_commit(base, len, 0, page, &e), HURRAY_OK); /* again: harmless */
+    assert_int_equal(((uint8_t *)base)[100], 0xA5);                     /* and keeps the bytes */
+    /* the last bytes of the reservation, and a range past it (clipped, ignored) */
+    assert_int_equal(hri_os_commit(base, len, len - 10, 100, &e), HURRAY_OK);
+    ((uint8_t *)base)[len - 1] = 7;
+    assert_int_equal(hri_os_commit(base, len, len, 100, &e), HURRAY_OK);
+    long long touched = rss_bytes();
+    if (before >= 0) assert_true(touched - before < (2 << 20)); /* five pages, not 16 GiB */
+    hri_os_release(base, len);
+    hri_os_release(NULL, 0);
+    assert_int_equal(hri_os_reserve(0, &base, &e), HURRAY_E_ARGUMENT);
+    /* more address space than exists: NOMEM, not a crash */
+    assert_int_equal(hri_os_reserve(SIZE_MAX - page, &base, &e), HURRAY_E_NOMEM);
+    assert_int_equal(e.code, HURRAY_E_NOMEM);
+}
+
 /* writev_all writes every range in order, across partial writes. */
 static void test_writev_all(void **state) {
     (void)state;
@@ -272,6 +379,9 @@ int main(void) {
         cmocka_unit_test(test_map_private_is_copy_on_write),
         cmocka_unit_test(test_read_timeout),
         cmocka_unit_test(test_waker_interrupts_blocked_read),
+        cmocka_unit_test(test_write_timeout_pipe_and_socket),
+        cmocka_unit_test(test_timeout_keeps_its_deadline_across_signals),
+        cmocka_unit_test(test_reserve_commit_release),
         cmocka_unit_test(test_writev_all),
         cmocka_unit_test(test_temp_keeps_mode_and_follows_links),
     };

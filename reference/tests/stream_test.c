@@ -22,8 +22,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hurray/hurray.h"
@@ -223,7 +229,7 @@ static void test_HR_STREAM_2_frame_header(void **state) {
     expect_patch(&b, 3, 'G', HURRAY_E_BAD_MAGIC, "frame.magic");
     expect_patch(&b, 4, 0x00, HURRAY_E_INVALID_TAG, "frame.kind");
     expect_patch(&b, 4, 0xFF, HURRAY_E_INVALID_TAG, "frame.kind");
-    expect_patch(&b, 4, 0x03, HURRAY_E_RESERVED_TAG, "frame.kind");
+    expect_patch(&b, 4, 0x04, HURRAY_E_RESERVED_TAG, "frame.kind"); /* 0x03: the end frame */
     expect_patch(&b, 4, 0xF0, HURRAY_E_RESERVED_TAG, "frame.kind");
     for (size_t i = 5; i < 8; i++) expect_patch(&b, i, 0x01, HURRAY_E_RESERVED_NONZERO, "frame");
     /* the descriptor's own failures come through with stream offsets */
@@ -647,7 +653,7 @@ static void test_HR_STREAM_7_lying_lengths(void **state) {
     lim.max_buffer_bytes = 16u << 20;
     hurray_stream_reader_options_init(&ro);
     ro.limits = &lim;
-    read_memory(b.p, b.n, &ro, &o); /* the buffer is allocated, then the input ends */
+    read_memory(b.p, b.n, &ro, &o); /* the buffer is set aside, then the input ends */
     assert_status(o.status, HURRAY_E_TRUNCATED);
     assert_hurray_error(&o.err, HURRAY_E_TRUNCATED, "buffers[0]");
     free(b.p);
@@ -942,6 +948,7 @@ static void test_HR_STREAM_11_fd_is_duplicated(void **state) {
     assert_status(hurray_stream_reader_create_fd(-1, NULL, &r, &err), HURRAY_E_ARGUMENT);
     assert_status(hurray_stream_reader_create_fd(fds[0], NULL, &r, &err), HURRAY_E_IO);
     assert_hurray_error(&err, HURRAY_E_IO, "transport");
+    assert_int_equal(err.sys_errno, EBADF);
     assert_null(r);
     assert_status(hurray_stream_writer_create_fd(fds[1], NULL, &w, &err), HURRAY_E_IO);
     assert_null(w);
@@ -993,7 +1000,11 @@ static void test_HR_STREAM_10_getvalue_finish_write_after(void **state) {
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_ARGUMENT);
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "writer");
     assert_status(hurray_stream_writer_getvalue(w, &d2, &n2, &err), HURRAY_OK);
-    assert_int_equal(n2, 104); /* the bytes outlive finish */
+    assert_int_equal(n2, 104 + 8); /* the bytes outlive finish, with the end frame */
+    assert_bytes_equal(d2 + 104, 8, (const uint8_t *)"HRSF\x03\0\0\0", 8);
+    assert_status(hurray_stream_writer_getvalue(w, &d1, &n1, &err), HURRAY_OK);
+    assert_int_equal(n1, n2); /* repeatable */
+    assert_int_equal(hurray_stream_writer_offset(w), 112);
     hurray_stream_writer_destroy(w);
     hurray_stream_writer_destroy(NULL);
 
@@ -1073,12 +1084,809 @@ static void test_HR_STREAM_10_callback_writer_same_bytes(void **state) {
     }
     assert_status(hurray_stream_writer_finish(w, NULL), HURRAY_OK);
     hurray_stream_writer_destroy(w);
-    assert_bytes_equal(s.p, s.n, b.p, b.n);
+    /* the memory writer's bytes before finish, then the end frame (HR-STREAM-12) */
+    assert_int_equal(s.n, b.n + HURRAY_STREAM_END_FRAME_BYTES);
+    assert_bytes_equal(s.p, b.n, b.p, b.n);
+    assert_bytes_equal(s.p + b.n, 8, (const uint8_t *)"HRSF\x03\0\0\0", 8);
     assert_status(hurray_stream_writer_create_callback(NULL, NULL, NULL, &w, NULL),
                   HURRAY_E_ARGUMENT);
     free(s.p);
     free(b.p);
     free_items(items, MIXED_COUNT);
+}
+
+/* ==== the end frame and end states (HR-STREAM-12, HR-STREAM-13) ========================= */
+
+static const uint8_t END_FRAME[8] = {'H', 'R', 'S', 'F', 0x03, 0, 0, 0};
+
+/* Items, finished: the stream with its end frame. */
+static struct bytes write_finished(struct hurray_item *const *items, size_t n) {
+    struct hurray_stream_writer *w = NULL;
+    const uint8_t *data = NULL;
+    struct bytes b = {NULL, 0};
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, NULL), HURRAY_OK);
+    for (size_t i = 0; i < n; i++) assert_status(hurray_stream_writer_write(w, items[i], NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_finish(w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &data, &b.n, NULL), HURRAY_OK);
+    b.p = tb_calloc(b.n + 256); /* room for trailing bytes */
+    memcpy(b.p, data, b.n);
+    hurray_stream_writer_destroy(w);
+    return b;
+}
+
+/* Reads a memory stream to its end: the items, the status, the end state. */
+static int read_end(const uint8_t *p, size_t n, const struct hurray_stream_reader_options *opt,
+                    struct readout *o, uint64_t *offset) {
+    struct hurray_stream_reader *r = NULL;
+    assert_status(hurray_stream_reader_create_memory(p, n, opt, &r, NULL), HURRAY_OK);
+    assert_int_equal(hurray_stream_reader_end(r), HURRAY_STREAM_NOT_ENDED);
+    read_all(r, o);
+    int end = hurray_stream_reader_end(r);
+    if (offset) *offset = hurray_stream_reader_offset(r);
+    struct hurray_item *it = (struct hurray_item *)1;
+    if (o->status == HURRAY_OK) { /* the end repeats, and so does its state */
+        assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+        assert_null(it);
+        assert_int_equal(hurray_stream_reader_end(r), end);
+    }
+    hurray_stream_reader_destroy(r);
+    return end;
+}
+
+static void test_HR_STREAM_12_end_frame_written_and_read(void **state) {
+    (void)state;
+    struct hurray_item *items[MIXED_COUNT];
+    static struct readout o;
+    uint64_t off = 0;
+    mixed_items(items);
+    struct bytes open_ = write_items(items, MIXED_COUNT, NULL);
+    struct bytes done = write_finished(items, MIXED_COUNT);
+    /* the finished stream is the unfinished one and the 8-byte end frame */
+    assert_int_equal(done.n, open_.n + 8);
+    assert_bytes_equal(done.p, open_.n, open_.p, open_.n);
+    assert_bytes_equal(done.p + open_.n, 8, END_FRAME, 8);
+    assert_int_equal(read_end(done.p, done.n, NULL, &o, &off), HURRAY_STREAM_END_FRAME);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, MIXED_COUNT);
+    assert_int_equal(o.offsets[MIXED_COUNT - 1], open_.n); /* an item ends before the end frame */
+    assert_int_equal(off, done.n);                         /* the end is past it */
+    for (size_t i = 0; i < MIXED_COUNT; i++) assert_true(tb_item_equal(o.items[i], items[i]));
+    /* rewritten and finished: the same bytes (HR-STREAM-10) */
+    struct bytes again = write_finished(o.items, o.n);
+    assert_bytes_equal(again.p, again.n, done.p, done.n);
+    readout_free(&o);
+    /* the same stream without its end frame (revision 1, or a sender that died) */
+    assert_int_equal(read_end(open_.p, open_.n, NULL, &o, &off), HURRAY_STREAM_END_EOF);
+    assert_int_equal(o.n, MIXED_COUNT);
+    readout_free(&o);
+    /* an empty stream: the end frame alone, or nothing */
+    assert_int_equal(read_end(END_FRAME, 8, NULL, &o, &off), HURRAY_STREAM_END_FRAME);
+    assert_int_equal(o.n, 0);
+    assert_int_equal(off, 8);
+    assert_int_equal(read_end(NULL, 0, NULL, &o, &off), HURRAY_STREAM_END_EOF);
+    free_items(items, MIXED_COUNT);
+    free(open_.p);
+    free(done.p);
+    free(again.p);
+}
+
+/* Bytes after the end frame are not read: garbage, a partial frame, a whole
+ * frame -- the reader ends at the end frame, with the same items. */
+static void test_HR_STREAM_12_bytes_after_the_end_are_not_read(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 3);
+    struct bytes one = write_items(&t, 1, NULL);
+    struct bytes b = write_finished(&t, 1);
+    static struct readout o;
+    uint64_t off = 0;
+    const uint8_t *tails[3] = {(const uint8_t *)"garbage!", (const uint8_t *)"HRS", one.p};
+    const size_t lens[3] = {8, 3, one.n};
+    for (int k = 0; k < 3; k++) {
+        assert_true(lens[k] <= 256);
+        memcpy(b.p + 112, tails[k], lens[k]);
+        assert_int_equal(read_end(b.p, 112 + lens[k], NULL, &o, &off), HURRAY_STREAM_END_FRAME);
+        assert_status(o.status, HURRAY_OK);
+        assert_int_equal(o.n, 1);
+        assert_int_equal(off, 112);
+        readout_free(&o);
+    }
+    hurray_item_destroy(t);
+    free(one.p);
+    free(b.p);
+}
+
+struct keep_open_job {
+    int fd;
+    struct hurray_item *item;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int reader_done;
+    int status;
+};
+
+/* Writes one item and finishes, then keeps the pipe open until the reader says
+ * it has ended: a peer that stays connected after a stream. */
+static void *keep_open_writer(void *arg) {
+    struct keep_open_job *j = arg;
+    struct hurray_stream_writer *w = NULL;
+    j->status = hurray_stream_writer_create_fd(j->fd, NULL, &w, NULL);
+    if (j->status == HURRAY_OK) j->status = hurray_stream_writer_write(w, j->item, NULL);
+    if (j->status == HURRAY_OK) j->status = hurray_stream_writer_finish(w, NULL);
+    hurray_stream_writer_destroy(w);
+    pthread_mutex_lock(&j->mu);
+    while (!j->reader_done) pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+    close(j->fd); /* only now is there an end of input */
+    return NULL;
+}
+
+/* The end frame ends a stream over a pipe whose writer keeps it open: the
+ * reader does not wait for the end of input (a reader that did would time
+ * out here, after 20 s, instead of ending). */
+static void test_HR_STREAM_12_end_frame_needs_no_eof(void **state) {
+    (void)state;
+    int fds[2];
+    struct keep_open_job j = {0, tb_tensor(F32, 2, S23, 1), PTHREAD_MUTEX_INITIALIZER,
+                              PTHREAD_COND_INITIALIZER, 0, -1};
+    struct hurray_stream_reader_options ro;
+    struct hurray_stream_reader *r = NULL;
+    static struct readout o;
+    pthread_t th;
+    assert_int_equal(pipe(fds), 0);
+    j.fd = fds[1];
+    hurray_stream_reader_options_init(&ro);
+    ro.timeout_ms = 20000;
+    assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &r, NULL), HURRAY_OK);
+    assert_int_equal(pthread_create(&th, NULL, keep_open_writer, &j), 0);
+    read_all(r, &o);
+    pthread_mutex_lock(&j.mu);
+    j.reader_done = 1;
+    pthread_cond_signal(&j.cv);
+    pthread_mutex_unlock(&j.mu);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_status(j.status, HURRAY_OK);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(hurray_stream_reader_end(r), HURRAY_STREAM_END_FRAME);
+    hurray_stream_reader_destroy(r);
+    readout_free(&o);
+    hurray_item_destroy(j.item);
+    close(fds[0]);
+}
+
+static void test_HR_STREAM_12_end_frame_checks(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0), *p = two_rows();
+    struct bytes b = write_finished(&t, 1);
+    static struct readout o;
+    /* its reserved bytes are checked like any frame's */
+    for (size_t i = 5; i < 8; i++) {
+        b.p[104 + i] = 0x01;
+        assert_int_equal(read_end(b.p, b.n, NULL, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+        assert_status(o.status, HURRAY_E_RESERVED_NONZERO);
+        assert_hurray_error(&o.err, HURRAY_E_RESERVED_NONZERO, "frame.reserved");
+        assert_int_equal(o.err.offset, 104);
+        assert_int_equal(o.n, 1);
+        readout_free(&o);
+        b.p[104 + i] = 0;
+    }
+    /* an end frame cut short is TRUNCATED, like any frame header */
+    for (size_t k = 1; k < 8; k++) {
+        assert_int_equal(read_end(b.p, 104 + k, NULL, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+        assert_status(o.status, HURRAY_E_TRUNCATED);
+        assert_int_equal(o.n, 1);
+        readout_free(&o);
+    }
+    free(b.p);
+    /* inside a composite, where a member is due: CONSTRAINT at the kind */
+    struct bytes c = write_items(&p, 1, NULL); /* head 72 | member 144 | member 144 */
+    size_t cuts[2] = {72, 72 + 144};
+    for (int k = 0; k < 2; k++) {
+        uint8_t *q = tb_calloc(cuts[k] + 8 + 144);
+        memcpy(q, c.p, cuts[k]);
+        memcpy(q + cuts[k], END_FRAME, 8);
+        memcpy(q + cuts[k] + 8, c.p + cuts[k], 144); /* the member after it changes nothing */
+        assert_int_equal(read_end(q, cuts[k] + 8 + 144, NULL, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+        assert_status(o.status, HURRAY_E_CONSTRAINT);
+        assert_hurray_error(&o.err, HURRAY_E_CONSTRAINT, "frame.kind");
+        assert_int_equal(o.err.offset, cuts[k] + 4);
+        assert_int_equal(o.n, 0);
+        free(q);
+    }
+    hurray_item_destroy(t);
+    hurray_item_destroy(p);
+    free(c.p);
+}
+
+static void test_HR_STREAM_13_require_end_frame(void **state) {
+    (void)state;
+    struct hurray_stream_reader_options ro;
+    struct hurray_item *items[2] = {tb_tensor(F32, 2, S23, 0), two_rows()};
+    struct bytes done = write_finished(items, 2), open_ = write_items(items, 2, NULL);
+    static struct readout o;
+    hurray_stream_reader_options_init(&ro);
+    ro.require_end_frame = 1;
+    assert_int_equal(read_end(done.p, done.n, &ro, &o, NULL), HURRAY_STREAM_END_FRAME);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 2);
+    readout_free(&o);
+    /* a sender that died between items: every whole item, then TRUNCATED */
+    assert_int_equal(read_end(open_.p, open_.n, &ro, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+    assert_status(o.status, HURRAY_E_TRUNCATED);
+    assert_hurray_error(&o.err, HURRAY_E_TRUNCATED, "end");
+    assert_int_equal(o.err.offset, open_.n);
+    assert_int_equal(o.n, 2);
+    readout_free(&o);
+    assert_int_equal(read_end(open_.p, 104, &ro, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+    assert_status(o.status, HURRAY_E_TRUNCATED);
+    assert_int_equal(o.n, 1);
+    readout_free(&o);
+    assert_int_equal(read_end(NULL, 0, &ro, &o, NULL), HURRAY_STREAM_NOT_ENDED);
+    assert_status(o.status, HURRAY_E_TRUNCATED);
+    free_items(items, 2);
+    free(done.p);
+    free(open_.p);
+}
+
+static int failing_write_calls;
+static int failing_write(void *ctx, const uint8_t *src, size_t len, struct hurray_error *err) {
+    (void)ctx;
+    (void)src;
+    (void)len;
+    failing_write_calls++;
+    if (err) {
+        hurray_error_clear(err);
+        err->code = HURRAY_E_IO;
+        snprintf(err->message, sizeof err->message, "test transport: broken");
+    }
+    return HURRAY_E_IO;
+}
+
+/* A writer dropped unfinished writes no end frame: abandon, free, a failed transport. */
+static void test_HR_STREAM_10_abandon_writes_no_end_frame(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *d;
+    size_t n;
+    static struct readout o;
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, t, NULL), HURRAY_OK);
+    hurray_stream_writer_abandon(w);
+    hurray_stream_writer_abandon(w); /* idempotent */
+    assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_ARGUMENT);
+    assert_non_null(strstr(err.message, "abandoned"));
+    assert_status(hurray_stream_writer_finish(w, &err), HURRAY_OK); /* does nothing */
+    assert_status(hurray_stream_writer_getvalue(w, &d, &n, NULL), HURRAY_OK);
+    assert_int_equal(n, 104);
+    assert_int_equal(read_end(d, n, NULL, &o, NULL), HURRAY_STREAM_END_EOF);
+    readout_free(&o);
+    hurray_stream_writer_destroy(w);
+    hurray_stream_writer_abandon(NULL);
+
+    /* freed unfinished, over a pipe: the reader sees eof, not an end frame */
+    int fds[2];
+    struct hurray_stream_reader *r = NULL;
+    assert_int_equal(pipe(fds), 0);
+    assert_status(hurray_stream_writer_create_fd(fds[1], NULL, &w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, t, NULL), HURRAY_OK);
+    hurray_stream_writer_destroy(w);
+    close(fds[1]);
+    assert_status(hurray_stream_reader_create_fd(fds[0], NULL, &r, NULL), HURRAY_OK);
+    read_all(r, &o);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(hurray_stream_reader_end(r), HURRAY_STREAM_END_EOF);
+    hurray_stream_reader_destroy(r);
+    readout_free(&o);
+    close(fds[0]);
+
+    /* a writer whose transport failed writes no end frame at finish */
+    assert_status(hurray_stream_writer_create_callback(failing_write, NULL, NULL, &w, NULL),
+                  HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, t, NULL), HURRAY_E_IO);
+    assert_status(hurray_stream_writer_finish(w, &err), HURRAY_E_IO);
+    assert_int_equal(failing_write_calls, 1); /* the item's one attempt, no end frame */
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(t);
+}
+
+/* ==== timeouts and interruption (HR-STREAM-14) ============================================== */
+
+static void test_HR_STREAM_14_reader_timeout(void **state) {
+    (void)state;
+    int fds[2];
+    struct hurray_stream_reader_options ro;
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_item *it = NULL, *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_error err, again;
+    struct bytes b = write_items(&t, 1, NULL);
+    hurray_stream_reader_options_init(&ro);
+    ro.timeout_ms = -1;
+    assert_int_equal(pipe(fds), 0);
+    assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &r, &err), HURRAY_E_ARGUMENT);
+    assert_hurray_error(&err, HURRAY_E_ARGUMENT, "timeout_ms");
+    ro.timeout_ms = 30;
+    /* silent before the first item */
+    assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, ETIMEDOUT);
+    assert_non_null(strstr(err.message, "timeout"));
+    assert_status(hurray_stream_reader_next(r, &it, &again), HURRAY_E_IO); /* sticky */
+    assert_int_equal(again.sys_errno, ETIMEDOUT);
+    assert_int_equal(hurray_stream_reader_end(r), HURRAY_STREAM_NOT_ENDED);
+    hurray_stream_reader_destroy(r);
+    /* silent in the middle of an item's buffer: the partial item is dropped */
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    ro.allocator = test_alloc_get(&ta);
+    assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &r, NULL), HURRAY_OK);
+    assert_int_equal(write(fds[1], b.p, 90), 90);
+    assert_status(hurray_stream_reader_next(r, &it, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, ETIMEDOUT);
+    assert_int_equal(hurray_stream_reader_offset(r), 90);
+    hurray_stream_reader_destroy(r);
+    assert_alloc_clean(&ta);
+    close(fds[0]);
+    close(fds[1]);
+    hurray_item_destroy(t);
+    free(b.p);
+}
+
+static void test_HR_STREAM_14_writer_timeout(void **state) {
+    (void)state;
+    int fds[2];
+    struct hurray_stream_writer_options wo;
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint64_t big[1] = {1u << 20}; /* 4 MiB: more than a pipe holds */
+    struct hurray_item *t = tb_tensor(F32, 1, big, 2);
+    hurray_stream_writer_options_init(&wo);
+    wo.timeout_ms = -5;
+    assert_int_equal(pipe(fds), 0);
+    assert_status(hurray_stream_writer_create_fd(fds[1], &wo, &w, &err), HURRAY_E_ARGUMENT);
+    wo.timeout_ms = 30;
+    assert_status(hurray_stream_writer_create_fd(fds[1], &wo, &w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_IO); /* nobody reads */
+    assert_int_equal(err.sys_errno, ETIMEDOUT);
+    assert_non_null(strstr(err.message, "timeout"));
+    assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_IO); /* failed for good */
+    assert_status(hurray_stream_writer_finish(w, &err), HURRAY_E_IO);
+    hurray_stream_writer_destroy(w);
+    close(fds[0]);
+    close(fds[1]);
+    hurray_item_destroy(t);
+}
+
+static volatile sig_atomic_t alarm_count;
+static void count_alarm(int sig) {
+    (void)sig;
+    alarm_count++;
+}
+static int stop_on_second(void *ctx) {
+    int *calls = ctx;
+    return ++*calls >= 2;
+}
+
+/* A signal during a blocked read runs the hook; the hook decides whether the
+ * read resumes or stops (IO, EINTR, sticky). */
+static void test_HR_STREAM_14_interrupt_hook(void **state) {
+    (void)state;
+    int fds[2];
+    struct hurray_stream_reader_options ro;
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_item *it = NULL;
+    struct hurray_error err;
+    struct sigaction sa, old;
+    int calls = 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = count_alarm; /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct itimerval every = {{0, 20000}, {0, 20000}}, off = {{0, 0}, {0, 0}};
+    assert_int_equal(pipe(fds), 0);
+    hurray_stream_reader_options_init(&ro);
+    ro.on_interrupt = stop_on_second;
+    ro.interrupt_ctx = &calls;
+    ro.timeout_ms = 20000; /* a hook that is never called would fail, not hang */
+    assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &r, NULL), HURRAY_OK);
+    assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+    int st = hurray_stream_reader_next(r, &it, &err);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_status(st, HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, EINTR);
+    assert_int_equal(calls, 2); /* resumed after the first, stopped at the second */
+    assert_true(alarm_count >= 2);
+    assert_status(hurray_stream_reader_next(r, &it, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, EINTR);
+    hurray_stream_reader_destroy(r);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+/* ==== close from another thread (HR-STREAM-15) ============================================= */
+
+struct blocked_job {
+    struct hurray_stream_reader *r;
+    int status;
+    struct hurray_item *item;
+    struct hurray_error err;
+    atomic_int entered;
+};
+
+static void *blocked_next(void *arg) {
+    struct blocked_job *j = arg;
+    atomic_store(&j->entered, 1);
+    j->status = hurray_stream_reader_next(j->r, &j->item, &j->err);
+    return NULL;
+}
+
+/* A next blocked on a silent pipe -- before any byte, or in the middle of an
+ * item -- is woken by a close from another thread: it returns "no more
+ * items", the partial item is dropped, the offset is readable meanwhile. The
+ * reader's 20 s timeout turns a close that does not wake it into a failure
+ * rather than a hang. */
+static void test_HR_STREAM_15_close_wakes_a_blocked_next(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 4);
+    struct bytes b = write_items(&t, 1, NULL);
+    for (int partial = 0; partial < 2; partial++) {
+        int fds[2];
+        struct test_alloc ta;
+        struct hurray_stream_reader_options ro;
+        struct blocked_job j;
+        pthread_t th;
+        memset(&j, 0, sizeof j);
+        atomic_init(&j.entered, 0);
+        assert_int_equal(pipe(fds), 0);
+        test_alloc_init(&ta, 0);
+        hurray_stream_reader_options_init(&ro);
+        ro.allocator = test_alloc_get(&ta);
+        ro.timeout_ms = 20000;
+        assert_status(hurray_stream_reader_create_fd(fds[0], &ro, &j.r, NULL), HURRAY_OK);
+        if (partial) assert_int_equal(write(fds[1], b.p, 90), 90);
+        assert_int_equal(pthread_create(&th, NULL, blocked_next, &j), 0);
+        while (!atomic_load(&j.entered)) sched_yield();
+        /* the offset from this thread, whenever (a single atomic value) */
+        uint64_t seen = hurray_stream_reader_offset(j.r);
+        assert_true(seen <= (partial ? 90u : 0u));
+        struct timespec pause = {0, 20 * 1000 * 1000}; /* very likely blocked by now */
+        nanosleep(&pause, NULL);
+        hurray_stream_reader_close(j.r); /* returns at once: it does not wait */
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_status(j.status, HURRAY_OK); /* woken: no more items, not a timeout */
+        assert_null(j.item);
+        assert_int_equal(hurray_stream_reader_end(j.r), HURRAY_STREAM_NOT_ENDED);
+        struct hurray_item *it = (struct hurray_item *)1;
+        assert_status(hurray_stream_reader_next(j.r, &it, NULL), HURRAY_OK); /* exhausted */
+        assert_null(it);
+        hurray_stream_reader_close(j.r); /* idempotent */
+        hurray_stream_reader_destroy(j.r);
+        assert_alloc_clean(&ta); /* the partial item went with the close */
+        close(fds[0]);
+        close(fds[1]);
+    }
+    hurray_item_destroy(t);
+    free(b.p);
+}
+
+struct race_job {
+    struct hurray_stream_reader *r;
+    size_t items;
+    int status;
+};
+
+static void *drain(void *arg) {
+    struct race_job *j = arg;
+    for (;;) {
+        struct hurray_item *it = NULL;
+        j->status = hurray_stream_reader_next(j->r, &it, NULL);
+        if (j->status != HURRAY_OK || !it) return NULL;
+        hurray_item_destroy(it);
+        j->items++;
+    }
+}
+
+static void *close_it(void *arg) {
+    hurray_stream_reader_close(arg);
+    return NULL;
+}
+
+/* Close at any moment of a read in progress -- before, during, after, from
+ * two threads at once: no crash, no leak, the reader ends as exhausted with a
+ * prefix of the items. Run under TSan and ASan (make sanitize, tsan below). */
+static void test_HR_STREAM_15_close_races(void **state) {
+    (void)state;
+    struct hurray_item *items[MIXED_COUNT];
+    mixed_items(items);
+    struct bytes b = write_finished(items, MIXED_COUNT);
+    for (unsigned round = 0; round < 200; round++) {
+        struct test_alloc ta;
+        struct hurray_stream_reader_options ro;
+        struct race_job j = {NULL, 0, -1};
+        pthread_t reader, closers[2];
+        test_alloc_init(&ta, 0);
+        hurray_stream_reader_options_init(&ro);
+        ro.allocator = test_alloc_get(&ta);
+        assert_status(hurray_stream_reader_create_memory(b.p, b.n, &ro, &j.r, NULL), HURRAY_OK);
+        assert_int_equal(pthread_create(&reader, NULL, drain, &j), 0);
+        for (unsigned k = 0; k < round % 50; k++) sched_yield();
+        assert_int_equal(pthread_create(&closers[0], NULL, close_it, j.r), 0);
+        assert_int_equal(pthread_create(&closers[1], NULL, close_it, j.r), 0);
+        (void)hurray_stream_reader_offset(j.r);
+        (void)hurray_stream_reader_end(j.r);
+        for (int c = 0; c < 2; c++) assert_int_equal(pthread_join(closers[c], NULL), 0);
+        assert_int_equal(pthread_join(reader, NULL), 0);
+        assert_status(j.status, HURRAY_OK);
+        assert_true(j.items <= MIXED_COUNT);
+        hurray_stream_reader_destroy(j.r);
+        assert_alloc_clean(&ta);
+    }
+    free_items(items, MIXED_COUNT);
+    free(b.p);
+}
+
+/* A read function that waits until released: a next stays inside it. */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int inside, open;
+};
+
+static int gated_read(void *ctx, uint8_t *dst, size_t cap, size_t *got, struct hurray_error *err) {
+    struct gate *g = ctx;
+    (void)dst;
+    (void)cap;
+    (void)err;
+    pthread_mutex_lock(&g->mu);
+    g->inside = 1;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    *got = 0; /* then the end of input */
+    return HURRAY_OK;
+}
+
+/* Two nexts at once are refused (ARGUMENT), not raced; a close while a
+ * callback read is inside the caller's function takes effect when it returns. */
+static void test_HR_STREAM_15_second_next_refused(void **state) {
+    (void)state;
+    struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    struct blocked_job j;
+    struct hurray_item *it = NULL;
+    struct hurray_error err;
+    pthread_t th;
+    memset(&j, 0, sizeof j);
+    atomic_init(&j.entered, 0);
+    assert_status(hurray_stream_reader_create_callback(gated_read, &g, NULL, &j.r, NULL),
+                  HURRAY_OK);
+    assert_int_equal(pthread_create(&th, NULL, blocked_next, &j), 0);
+    pthread_mutex_lock(&g.mu);
+    while (!g.inside) pthread_cond_wait(&g.cv, &g.mu);
+    pthread_mutex_unlock(&g.mu);
+    assert_status(hurray_stream_reader_next(j.r, &it, &err), HURRAY_E_ARGUMENT);
+    assert_non_null(strstr(err.message, "another thread"));
+    hurray_stream_reader_close(j.r);
+    pthread_mutex_lock(&g.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_status(j.status, HURRAY_OK);
+    assert_null(j.item);
+    /* closed before the end of input was seen: no end state */
+    assert_int_equal(hurray_stream_reader_end(j.r), HURRAY_STREAM_NOT_ENDED);
+    hurray_stream_reader_destroy(j.r);
+}
+
+/* ==== memory committed as bytes arrive (HR-STREAM-16) ======================================== */
+
+/* Sanitizers map memory of their own (shadow, quarantine): a data limit breaks
+ * them and their resident size is not the reader's. Their builds check the
+ * outcomes here; the plain build (make test-c) checks the bounds too. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                     \
+    __has_feature(memory_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
+
+/* Valgrind (make valgrind) likewise: its shadow memory is in the resident size. */
+static int under_valgrind(void) {
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "vgpreload") != NULL;
+}
+
+/* Whether this build and run measures memory as the reader uses it. */
+static int measures_memory(void) { return !UNDER_SANITIZER && !under_valgrind(); }
+
+/* Linux: /proc/self/status fields in bytes, -1 where unknown. */
+static long long status_bytes(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long v = -1;
+    size_t k = strlen(key);
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, k) == 0 && line[k] == ':') v = strtoll(line + k + 1, NULL, 10) * 1024;
+    fclose(f);
+    return v;
+}
+
+/* Resets the peak (VmHWM) to the current resident size; 0 on success. */
+static int reset_peak(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+struct child_report {
+    int status;
+    size_t items;
+    long long peak_over_baseline; /* bytes; -1 unknown */
+    uint64_t checksum;
+    int data_limited;             /* RLIMIT_DATA was set */
+};
+
+static uint64_t fnv(const uint8_t *p, uint64_t n) {
+    uint64_t h = 1469598103934665603u;
+    for (uint64_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+/* Forks a child that reads a stream from in_fd under a data limit far below
+ * the claims (RLIMIT_DATA counts private writable memory: commits, not
+ * reservations) and reports its items, status, a checksum of the buffers and
+ * its peak resident memory over its baseline. *rep receives the report pipe. */
+static pid_t spawn_reader(int in_fd, int wr_end, const struct hurray_limits *lim, int *rep) {
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct child_report c;
+        struct hurray_stream_reader_options ro;
+        struct hurray_stream_reader *r = NULL;
+        memset(&c, 0, sizeof c); /* padding too: the report is written whole */
+        c.status = -1;
+        c.peak_over_baseline = -1;
+        close(p[0]);
+        if (wr_end >= 0) close(wr_end);
+        if (measures_memory()) { /* sanitizers and valgrind map their own memory */
+            struct rlimit rl = {256u << 20, 256u << 20};
+            c.data_limited = setrlimit(RLIMIT_DATA, &rl) == 0;
+        }
+        hurray_stream_reader_options_init(&ro);
+        ro.limits = lim;
+        long long base = reset_peak() == 0 ? status_bytes("VmRSS") : -1;
+        c.status = hurray_stream_reader_create_fd(in_fd, &ro, &r, NULL);
+        for (;;) {
+            struct hurray_item *it = NULL;
+            if (c.status == HURRAY_OK) c.status = hurray_stream_reader_next(r, &it, NULL);
+            if (c.status != HURRAY_OK || !it) break;
+            c.items++;
+            for (unsigned i = 0; i < it->descriptor->buffer_count; i++)
+                c.checksum ^= fnv(it->buffers[i].data, it->buffers[i].size);
+            hurray_item_destroy(it);
+        }
+        long long peak = status_bytes("VmHWM");
+        c.peak_over_baseline = base >= 0 && peak >= 0 ? peak - base : -1;
+        hurray_stream_reader_destroy(r);
+        ssize_t wrote = write(p[1], &c, sizeof c);
+        _exit(wrote == (ssize_t)sizeof c ? 0 : 1);
+    }
+    close(p[1]);
+    *rep = p[0];
+    return pid;
+}
+
+static struct child_report collect(pid_t pid, int rep) {
+    struct child_report c = {-1, 0, -1, 0, 0};
+    int ws = 0;
+    assert_int_equal(read(rep, &c, sizeof c), (ssize_t)sizeof c);
+    close(rep);
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    return c;
+}
+
+/* 96 bytes that declare a 16 GiB buffer (at the default max_buffer_bytes):
+ * TRUNCATED, having committed nothing near the claim -- under a 256 MiB data
+ * limit, which a reader that allocated the claim would hit (NOMEM), and at a
+ * peak resident size within 1 MiB of the baseline. */
+static void test_HR_STREAM_16_claim_commits_nothing(void **state) {
+    (void)state;
+    if (sizeof(size_t) < 8) skip(); /* a 32-bit process cannot reserve 16 GiB */
+    struct bytes b = huge_claim(UINT64_C(1) << 34);
+    b.n = 8 + 72 + 16;
+    assert_int_equal(b.n, 96);
+    int fds[2], rep;
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = spawn_reader(fds[0], fds[1], NULL, &rep);
+    close(fds[0]);
+    assert_int_equal(write(fds[1], b.p, b.n), (ssize_t)b.n);
+    close(fds[1]);
+    struct child_report c = collect(pid, rep);
+    assert_status(c.status, HURRAY_E_TRUNCATED);
+    assert_int_equal(c.items, 0);
+    print_message("    96-byte claim of 16 GiB: peak %lld bytes over baseline%s\n",
+                  c.peak_over_baseline, c.data_limited ? ", under a 256 MiB data limit" : "");
+    if (measures_memory()) {
+        assert_true(c.data_limited);
+        assert_true(c.peak_over_baseline >= 0 && c.peak_over_baseline <= (1 << 20));
+    }
+    free(b.p);
+}
+
+/* A 64 MiB frame through a pipe peaks at its size plus at most 1 MiB: read into
+ * place, no second copy, no growth by reallocation. */
+static void test_HR_STREAM_16_large_frame_peak(void **state) {
+    (void)state;
+    int fds[2], rep;
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = spawn_reader(fds[0], fds[1], NULL, &rep); /* before the item exists here */
+    close(fds[0]);
+    const uint64_t n[1] = {16u << 20}; /* float32: 64 MiB */
+    struct hurray_item *t = tb_tensor(F32, 1, n, 9);
+    struct hurray_stream_writer *w = NULL;
+    assert_status(hurray_stream_writer_create_fd(fds[1], NULL, &w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_write(w, t, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_finish(w, NULL), HURRAY_OK);
+    hurray_stream_writer_destroy(w);
+    close(fds[1]);
+    struct child_report c = collect(pid, rep);
+    assert_status(c.status, HURRAY_OK);
+    assert_int_equal(c.items, 1);
+    assert_true(c.checksum == fnv(t->buffers[0].data, t->buffers[0].size));
+    print_message("    64 MiB frame: peak %lld bytes over baseline (%+lld beyond the frame)\n",
+                  c.peak_over_baseline, c.peak_over_baseline - (64ll << 20));
+    if (measures_memory()) {
+        /* the kernel's RSS counters are approximate (batched per CPU): a few
+         * hundred KiB either way, so the frame shows as 64 MiB give or take */
+        assert_true(c.peak_over_baseline >= (63ll << 20));
+        assert_true(c.peak_over_baseline <= (65ll << 20));
+    }
+    hurray_item_destroy(t);
+}
+
+/* Large buffers are reserved and committed step by step: their address is
+ * fixed and aligned, their bytes right, across every step boundary, and they
+ * free without the allocator. */
+static void test_HR_STREAM_16_reserved_buffers(void **state) {
+    (void)state;
+    struct test_alloc ta;
+    struct hurray_stream_reader_options ro;
+    const uint64_t n[1] = {(3u << 20) + 5}; /* uint8: three steps and a bit */
+    struct hurray_item *t = tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 6);
+    TEST_PATCH_BUFFER(t->descriptor, 0, alignment_log2, 12);
+    struct bytes b = write_items(&t, 1, NULL);
+    static struct readout o;
+    test_alloc_init(&ta, 0);
+    hurray_stream_reader_options_init(&ro);
+    ro.allocator = test_alloc_get(&ta);
+    /* one byte at a time through a callback: every commit boundary is crossed mid-read */
+    struct trickle tr = {b.p, b.n, 0};
+    struct hurray_stream_reader *r = NULL;
+    assert_status(hurray_stream_reader_create_callback(trickle_read, &tr, &ro, &r, NULL), HURRAY_OK);
+    read_all(r, &o);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 1);
+    assert_true(tb_item_equal(o.items[0], t));
+    assert_int_equal((uintptr_t)o.items[0]->buffers[0].data % 4096, 0);
+    assert_true(ta.peak_bytes < (1u << 20)); /* the 3 MiB did not come from the allocator */
+    hurray_stream_reader_destroy(r);
+    readout_free(&o);
+    assert_alloc_clean(&ta);
+    hurray_item_destroy(t);
+    free(b.p);
 }
 
 /* ==== allocation failure ======================================================================= */
@@ -1188,6 +1996,21 @@ int main(void) {
         cmocka_unit_test(test_HR_STREAM_10_callback_writer_same_bytes),
         cmocka_unit_test(test_HR_STREAM_7_nomem_everywhere),
         cmocka_unit_test(test_HR_STREAM_11_argument_checks),
+        cmocka_unit_test(test_HR_STREAM_12_end_frame_written_and_read),
+        cmocka_unit_test(test_HR_STREAM_12_bytes_after_the_end_are_not_read),
+        cmocka_unit_test(test_HR_STREAM_12_end_frame_needs_no_eof),
+        cmocka_unit_test(test_HR_STREAM_12_end_frame_checks),
+        cmocka_unit_test(test_HR_STREAM_13_require_end_frame),
+        cmocka_unit_test(test_HR_STREAM_10_abandon_writes_no_end_frame),
+        cmocka_unit_test(test_HR_STREAM_14_reader_timeout),
+        cmocka_unit_test(test_HR_STREAM_14_writer_timeout),
+        cmocka_unit_test(test_HR_STREAM_14_interrupt_hook),
+        cmocka_unit_test(test_HR_STREAM_15_close_wakes_a_blocked_next),
+        cmocka_unit_test(test_HR_STREAM_15_close_races),
+        cmocka_unit_test(test_HR_STREAM_15_second_next_refused),
+        cmocka_unit_test(test_HR_STREAM_16_claim_commits_nothing),
+        cmocka_unit_test(test_HR_STREAM_16_large_frame_peak),
+        cmocka_unit_test(test_HR_STREAM_16_reserved_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,10 @@ R_S_CM = ["HR-STREAM-5", "stream.md#cross_machine-hr-stream-5"]
 R_S_KIND = ["HR-STREAM-6", "stream.md#frame-kind-hr-stream-6"]
 R_S_LIM = ["HR-STREAM-7", "stream.md#reader-limits-hr-stream-7"]
 R_S_DEC = ["HR-STREAM-9", "stream.md#decoding-order-hr-stream-9"]
+R_S_END = ["HR-STREAM-12", "stream.md#end-frame-hr-stream-12"]
+R_S_STATES = ["HR-STREAM-13", "stream.md#end-states-hr-stream-13"]
+R_S_REV = ["stream.md#revision-and-compatibility"]
+R_S_MEM = ["HR-STREAM-16", "stream.md#memory-committed-as-bytes-arrive-hr-stream-16"]
 R_S_EX = ["stream.md#worked-example-informative"]
 
 R_C_STRUCT = ["HR-COMP-1", "composite.md#structure-hr-comp-1"]
@@ -821,6 +825,30 @@ def build_stream_valid(c):
     y("y_stream_extension_dtype", [T(0xF5, [4, 4], buffers=[Buf(33, 4)])], "a private extension element type",
       R_S_FRAME)
     y("y_stream_large_buffer", [T("uint8", [5000])], "a 5000-byte buffer", R_S_FRAME)
+    # ---- the end frame (stream.md HR-STREAM-12, HR-STREAM-13)
+    data = y("y_stream_end__worked_example", [w_tensor()],
+             "the worked example finished: its 104-byte frame, then the end frame (112 bytes)",
+             R_S_END + R_S_EX, end=True)
+    if len(data) != 112 or data[104:] != bytes.fromhex("4852534603000000"):
+        raise AssertionError("stream.md worked example (finished) does not reproduce")
+    y("y_stream_end__only", [], "a finished empty stream: the end frame alone", R_S_END + R_S_STATES, end=True)
+    y("y_stream_end__two_items", [w_tensor(), T("int8", [5], seed=3)], "two tensor frames, then the end frame",
+      R_S_END + R_S_ITEMS, end=True)
+    y("y_stream_end__trailing_garbage", [w_tensor()], "eight bytes of garbage after the end frame: not read",
+      R_S_END, end=True, trailing=b"garbage!")
+    y("y_stream_end__trailing_partial_frame", [w_tensor()],
+      "three bytes after the end frame (TRUNCATED were they read): not read", R_S_END, end=True, trailing=b"HRS")
+    S, _ = C.stream_encode([w_tensor()])
+    y("y_stream_end__trailing_frame", [w_tensor()], "a whole tensor frame after the end frame: one item, not two",
+      R_S_END, end=True, trailing=S)
+    y("y_stream_end__trailing_bad_end_frame", [w_tensor()],
+      "a second end frame with a non-zero reserved byte after the end frame: not read", R_S_END, end=True,
+      trailing=bytes.fromhex("4852534603010000"))
+    y("y_stream_end__kind_03_before_a_descriptor", [],
+      "the worked example with its kind set to 0x03: an end frame, and a descriptor after it that is not read "
+      "(revision 1 refused this kind as reserved)", R_S_END + R_S_REV, end=True, trailing=S[8:])
+    y("y_stream_end__required_present", [w_tensor()], "require_end_frame set and the end frame present",
+      R_S_STATES, options={"require_end_frame": True}, end=True)
 
 
 def build_stream_invalid(c):
@@ -847,8 +875,8 @@ def build_stream_invalid(c):
       0, "a descriptor and its data with no frame header", R_S_FRAME)
     n("n_stream_magic__second_frame", setb(S2, st, 0x68), "BAD_MAGIC", 1, "the second frame's magic 'hRSF'",
       R_S_FRAME + R_S_DEC)
-    for k, err in ((0x00, "INVALID_TAG"), (0xFF, "INVALID_TAG"), (0x03, "RESERVED_TAG"), (0x80, "RESERVED_TAG"),
-                   (0xF0, "RESERVED_TAG")):
+    for k, err in ((0x00, "INVALID_TAG"), (0xFF, "INVALID_TAG"), (0x04, "RESERVED_TAG"), (0x80, "RESERVED_TAG"),
+                   (0xF0, "RESERVED_TAG")):  # 0x03 is the end frame (HR-STREAM-12)
         n(f"n_stream_kind__{k:02x}", setb(S, 4, k), err, 0, f"frame kind 0x{k:02X}", R_S_FRAME)
     n("n_stream_kind__second_frame_00", setb(S2, st + 4, 0), "INVALID_TAG", 1, "the second frame's kind 0x00",
       R_S_FRAME)
@@ -923,9 +951,8 @@ def build_stream_invalid(c):
     Sh, _ = C.stream_encode([huge])
     n("n_stream_buffer__over_default_limit", Sh, "LIMIT", 0,
       "a buffer declaring 2^40 bytes > max_buffer_bytes 2^34, refused before allocating", R_S_LIM)
-    # Within the limit, the reader may allocate the declared size before the data arrives
-    # (stream.md HR-STREAM-7), so the claim is kept allocatable everywhere (16 MiB): the
-    # outcome is then the truncation, not a platform's allocation failure.
+    # Within the limit a reader commits memory only as bytes arrive (stream.md HR-STREAM-16):
+    # a claim costs nothing until its data comes, so the outcome is the truncation.
     mid = C.Tensor(D("uint8", [100], buffers=[Buf(1 << 24, 6)]), data=[C.pattern(100, 0)])
     Sm, _ = C.stream_encode([mid])
     n("n_stream_buffer__allowed_but_missing", Sm, "TRUNCATED", 0,
@@ -945,11 +972,42 @@ def build_stream_invalid(c):
     n("n_stream_cross_machine__before_buffers", ev[:s2i["frame_start"][1] + 80], "COMBINATION", 1,
       "as after_item but cut before the buffer: the sync mode is refused after the descriptor", R_S_CM + R_S_DEC,
       options=cm)
+    claim = C.Tensor(D("uint8", [24], buffers=[Buf(1 << 34, 6)]), data=[C.pattern(24, 0)])
+    Sc, _ = C.stream_encode([claim])
+    if len(Sc) != 96:
+        raise AssertionError("the 16 GiB claim is not 96 bytes")
+    n("n_stream_buffer__claim_at_default_limit", Sc, "TRUNCATED", 0,
+      "96 bytes declaring a 2^34-byte (16 GiB) buffer, at the default max_buffer_bytes: no memory is committed "
+      "before the bytes arrive, so the stream ends TRUNCATED 24 bytes into it", R_S_MEM + R_S_LIM + R_S_ENDS)
     n("n_stream_trailing__3_bytes", S + b"HRS", "TRUNCATED", 1, "three bytes after a whole item", R_S_ENDS + R_S_DEC)
     n("n_stream_trailing__8_zero_bytes", S + bytes(8), "BAD_MAGIC", 1, "eight zero bytes after a whole item",
       R_S_DEC)
     n("n_stream_trailing__frame_header_only", S + b"HRSF\x01\x00\x00\x00", "TRUNCATED", 1,
       "a frame header with no descriptor after a whole item", R_S_ENDS + R_S_DEC)
+    # ---- the end frame (stream.md HR-STREAM-12, HR-STREAM-13)
+    E, _ = C.stream_encode([w_tensor()], end=True)
+    for pos in (5, 6, 7):
+        n(f"n_stream_end__reserved_b{pos}", setb(E, 104 + pos, 1), "RESERVED_NONZERO", 1,
+          f"the end frame's reserved byte {pos} = 01", R_S_END + R_S_DEC)
+    for k in (1, 4, 7):
+        n(f"n_stream_end__cut_{k}", E[:104 + k], "TRUNCATED", 1, f"the first {k} bytes of the end frame",
+          R_S_END + R_S_ENDS)
+    P, _ = C.stream_encode([w_partition()])
+    end = C.END_FRAME
+    n("n_stream_end__inside_composite_member_0", P[:72] + end + P[72:], "CONSTRAINT", 0,
+      "an end frame after a composite head, where member 0 is due", R_S_END + R_S_DEC + R_S_ITEMS)
+    n("n_stream_end__inside_composite_member_1", P[:216] + end + P[216:], "CONSTRAINT", 0,
+      "an end frame between the two members of a composite", R_S_END + R_S_DEC + R_S_ITEMS)
+    n("n_stream_end__inside_composite_at_end", P[:72] + end, "CONSTRAINT", 0,
+      "a composite head and then the end frame, nothing after it", R_S_END + R_S_DEC)
+    req = {"require_end_frame": True}
+    n("n_stream_end__required_missing", S, "TRUNCATED", 1,
+      "require_end_frame; one whole item and the end of input without an end frame (a sender that died)",
+      R_S_STATES + R_S_ENDS, options=req)
+    n("n_stream_end__required_empty", b"", "TRUNCATED", 0, "require_end_frame; no byte at all", R_S_STATES,
+      options=req)
+    n("n_stream_end__required_cut_end_frame", E[:108], "TRUNCATED", 1,
+      "require_end_frame; the end frame cut after 4 bytes", R_S_STATES + R_S_END, options=req)
 
 
 # ================================================================== composites ===
@@ -1016,6 +1074,11 @@ def build_comp_valid(c):
         refs = {"p": R_C_PART + R_C_GRID, "o": R_C_OVER + R_C_ROLES, "g": R_C_GROUP, "d": R_C_STRUCT}[name[0]]
         c.ystream(f"y_comp_stream_{name}", [it], f"stream: {desc}", R_S_ITEMS + refs)
         c.yfile(f"y_comp_file_{name}", [("c", it)], f"file: {desc}, members named c.0, c.1, ...", R_F_COMP + refs)
+    data = c.ystream("y_comp_stream_worked_example_finished", [w_partition()],
+                     "stream.md worked example: the [2, 3] partition, then the end frame (368 bytes)",
+                     R_S_EX + R_S_END + R_S_ITEMS, end=True)
+    if len(data) != 368 or data[:360] != C.stream_encode([w_partition()])[0]:
+        raise AssertionError("stream.md worked example (partition, finished) does not reproduce")
     c.ystream("y_comp_stream_mixed", [w_tensor(), w_partition(), T("int8", [3]), mixed_group()],
               "tensor, composite, tensor, composite: four items", R_S_ITEMS)
     c.ystream("y_comp_stream_cross_machine", [w_partition(), mixed_group()], "composites under cross_machine",

@@ -145,6 +145,8 @@ def descriptor_decoded(desc):
 
 # ================================================================ stream (stream.md) ===
 FRAME_MAGIC = b"HRSF"
+# stream.md § End frame (HR-STREAM-12): the 8-byte header alone, kind 0x03.
+END_FRAME = FRAME_MAGIC + bytes([0x03, 0, 0, 0])
 
 
 def stream_frames(items):
@@ -194,8 +196,16 @@ def stream_serialize(frames):
     return bytes(out), info
 
 
-def stream_encode(items):
-    return stream_serialize(stream_frames(items))
+def stream_encode(items, end=False):
+    """The frames of `items`; with end=True, as a finished writer leaves them: followed by
+    the end frame (stream.md HR-STREAM-10, HR-STREAM-12). info["items_end"] is where the
+    items end (the end frame's offset)."""
+    data, info = stream_serialize(stream_frames(items))
+    info["items_end"] = len(data)
+    if end:
+        data += END_FRAME
+        info["size"] = len(data)
+    return data, info
 
 
 def stream_item_decoded(it):
@@ -207,10 +217,13 @@ def stream_item_decoded(it):
     return d
 
 
-def stream_decoded(items):
-    data, info = stream_encode(items)
+def stream_decoded(items, end=False):
+    """decoded map (vectors/SCHEMA.md): the items, the offsets where each starts and where
+    they end, and the end state (stream.md HR-STREAM-13)."""
+    _, info = stream_encode(items, end)
     return {"items": [stream_item_decoded(it) for it in items],
-            "frame_offsets": list(info["item_start"]) + [len(data)]}
+            "frame_offsets": list(info["item_start"]) + [info["items_end"]],
+            "end": "end_frame" if end else "eof"}
 
 
 # ================================================================ file (file-container.md) ===

@@ -60,7 +60,7 @@ class Corpus:
             raise GenError(f"{vid}: kind {v['kind']} in area {area}")
         if v.get("options"):
             for k, val in v["options"].items():
-                if k == "cross_machine" and v["kind"] == "stream" and val is True:
+                if k in ("cross_machine", "require_end_frame") and v["kind"] == "stream" and val is True:
                     continue
                 if k not in LIMITS or not isinstance(val, int) or isinstance(val, bool):
                     raise GenError(f"{vid}: bad option {k}={val!r}")
@@ -180,18 +180,30 @@ class Corpus:
         self._nx(vid, "file", bytes(data), error, description, refs, options)
 
     # ------------------------------------------------------------ streams ---
-    def ystream(self, vid, items, description, refs, options=None):
-        data, info = containers.stream_encode(items)
-        decoded = containers.stream_decoded(items)
+    def ystream(self, vid, items, description, refs, options=None, end=False, trailing=b""):
+        """A valid stream: `items`, then (end=True) the end frame and `trailing` bytes after
+        it, which a reader does not read (stream.md HR-STREAM-12)."""
+        if trailing and not end:
+            raise GenError(f"{vid}: trailing bytes only follow an end frame")
+        data, info = containers.stream_encode(items, end)
+        data += trailing
+        decoded = containers.stream_decoded(items, end)
         status, got, n = oracle.decode_stream(data, options)
         if status != "OK" or got != decoded:
             raise GenError(f"{vid}: stream {status}: {got}\n model {decoded}")
         cuts = decoded["frame_offsets"]
-        for k in range(len(data)):  # the stream truncation sweep (README § Using the corpus)
-            status, _, n = oracle.decode_stream(data[:k], options)
+        stop = info["size"]  # past the end frame, or the end of the items
+        need_end = bool((options or {}).get("require_end_frame"))
+        for k in range(len(data)):  # the stream truncation sweep (SCHEMA.md § Running a vector)
+            status, got, n = oracle.decode_stream(data[:k], options)
             whole = sum(1 for e in cuts[1:] if e <= k)
-            want = "OK" if k in cuts else "TRUNCATED"
-            if status != want or n != whole:
+            if end and k >= stop:
+                want, want_end = "OK", "end_frame"
+            elif k in cuts and not need_end:
+                want, want_end = "OK", "eof"
+            else:
+                want, want_end = "TRUNCATED", None
+            if status != want or n != whole or (want == "OK" and got["end"] != want_end):
                 raise GenError(f"{vid}: prefix of {k} bytes: {status} after {n} items, "
                                f"not {want} after {whole}")
         self._add({"id": vid, "kind": "stream", "expect": "valid", "data": data,

@@ -751,7 +751,8 @@ KV_TYPES = {0x01: "bool", 0x02: "int64", 0x03: "uint64", 0x04: "float64", 0x05: 
 
 
 def _limits(options):
-    return effective_limits({k: v for k, v in (options or {}).items() if k != "cross_machine"})
+    return effective_limits({k: v for k, v in (options or {}).items()
+                             if k not in ("cross_machine", "require_end_frame")})
 
 
 class _Cursor:
@@ -967,10 +968,18 @@ def _grid(h, members, where):
 FRAME_MAGIC = b"HRSF"
 
 
-def _frame_kind(kind, where):
+END_KIND = 0x03  # stream.md § End frame (HR-STREAM-12)
+
+
+class _EndFrame(Exception):
+    """An end frame outside a composite: the stream ends here (HR-STREAM-12)."""
+
+
+def _frame_kind(kind, where, named=(0x01, 0x02)):
+    """A stream frame kind (named: also END_KIND) or a file index entry kind."""
     if is_invalid_tag(kind):
         fail("INVALID_TAG", where)
-    if kind not in (0x01, 0x02):
+    if kind not in named:
         fail("RESERVED_TAG", where)
 
 
@@ -984,8 +993,12 @@ def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total):
     if b[pos:pos + 4] != FRAME_MAGIC:
         fail("BAD_MAGIC", f"{where}.magic")
     kind = b[pos + 4]
-    _frame_kind(kind, f"{where}.kind")
+    _frame_kind(kind, f"{where}.kind", (0x01, 0x02, END_KIND))
     _zero(b[pos + 5:pos + 8], f"{where}.reserved")
+    if kind == END_KIND:  # step 2a
+        if parent is not None:
+            fail("CONSTRAINT", f"{where}.kind: an end frame where member {idx} is due")
+        raise _EndFrame()
     status, d = decode_descriptor(b[pos + 8:], opts)
     if status != "OK":
         fail(status, f"{where}/descriptor: {d}")
@@ -1027,20 +1040,35 @@ def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total):
     return {"kind": "tensor", "descriptor": d, "buffers": bufs}, pos
 
 
+STREAM_OPTIONS = ("cross_machine", "require_end_frame")  # the stream-only bool options
+
+
 def decode_stream(data, options=None):
-    """Read items until the clean end or a failure: (status, decoded map or where, items read)."""
+    """Read items until the end or a failure: (status, decoded map or where, items read).
+    The end is an end frame (nothing after it is looked at), or the end of input at a frame
+    boundary outside a composite -- TRUNCATED with require_end_frame (HR-STREAM-13)."""
     b = bytes(data)
     lim = _limits(options)
-    opts = {k: v for k, v in (options or {}).items() if k != "cross_machine"}
+    opts = {k: v for k, v in (options or {}).items() if k not in STREAM_OPTIONS}
     cm = bool((options or {}).get("cross_machine"))
+    need_end = bool((options or {}).get("require_end_frame"))
     items, offsets, pos = [], [], 0
     try:
-        while pos != len(b):  # a frame boundary outside a composite with no byte left: clean end
+        while True:
+            if pos == len(b):  # a frame boundary outside a composite with no byte left
+                if need_end:
+                    fail("TRUNCATED", "end: no end frame")
+                end = "eof"
+                break
             start = pos
-            it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0])
+            try:
+                it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0])
+            except _EndFrame:
+                end = "end_frame"
+                break
             items.append(it)
             offsets.append(start)
-        return "OK", {"items": items, "frame_offsets": offsets + [len(b)]}, len(items)
+        return "OK", {"items": items, "frame_offsets": offsets + [pos], "end": end}, len(items)
     except Fail as e:
         return e.status, e.where, len(items)
 

@@ -15,8 +15,12 @@ the C library:
                     Tensor, Comp, KV model), then its encoder. File and stream buffer bytes
                     are taken from the input where the decoded offsets (file) or the frame
                     layout (stream.md § Frame) put them;
-  again             the oracle decodes a whole stream as a function of its bytes, so a further
-                    read after the end or a failure reports the same status by construction.
+  again, end        the oracle decodes a whole stream as a function of its bytes, so a further
+                    read after the end or a failure reports the same status and end state by
+                    construction: the decoded map's "end" ("end_frame" or "eof") at the end,
+                    null after a failure (stream.md HR-STREAM-13). A stream that ended with
+                    its end frame is re-encoded finished (with the end frame), one that ended
+                    at its end of input unfinished (HR-STREAM-10).
 
 Standard library and cbor2 only, like the rest of the generator.
 """
@@ -36,7 +40,7 @@ from encoder import Buf, Desc, encode, encode_quant  # noqa: E402
 from tables import (COMB, COMPOSITE, DT, ROLE, RULE, SCH, SYNC, layout_kind,  # noqa: E402
                     pad8)
 
-PROTOCOL = 1
+PROTOCOL = 2
 NAME = "hurray-vectors-gen oracle"
 VERSION = "1"
 FRAME_MAX = 1 << 30
@@ -166,7 +170,8 @@ def reencode(kind, data, decoded):
         kv = decoded["kv"]
         return containers.file_encode(file_items(data, decoded),
                                       containers.kv_model(kv) if kv else None)[0]
-    return containers.stream_encode(stream_items(data, decoded))[0]
+    return containers.stream_encode(stream_items(data, decoded),
+                                    end=decoded["end"] == "end_frame")[0]
 
 
 # ---------------------------------------------------------------- requests ---
@@ -191,7 +196,13 @@ def options_of(req):
     opts = dict(req["limits"])
     if req["kind"] == "stream":
         opts["cross_machine"] = bool(req.get("cross_machine"))
+        opts["require_end_frame"] = bool(req.get("require_end_frame"))
     return opts
+
+
+def end_of(status, got):
+    """The reader's end state: the decoded map's "end", or null after a failure."""
+    return got["end"] if status == "OK" else None
 
 
 def answer(req):
@@ -202,15 +213,18 @@ def answer(req):
         return {"skip": "unknown op"}
     kind, data, opts = req["kind"], bytes(req["input"]), options_of(req)
     if op == "sweep":
-        statuses, counts = [], []
+        statuses, counts, ends = [], [], []
         mv = memoryview(data)
         for k in req["lengths"]:
-            status, _, n = run(kind, mv[:k], opts)
+            status, got, n = run(kind, mv[:k], opts)
             statuses.append(status)
             counts.append(n)
+            if kind == "stream":
+                ends.append(end_of(status, got))
         out = {"statuses": statuses}
         if kind == "stream":
             out["items"] = counts
+            out["ends"] = ends
         return out
     status, got, n = run(kind, data, opts)
     out = {"status": status}
@@ -222,6 +236,7 @@ def answer(req):
     if kind == "stream":
         out["items"] = n
         out["again"] = status
+        out["end"] = end_of(status, got)
     return out
 
 

@@ -20,7 +20,11 @@ request) it misbehaves in the way MODE says instead of relaying:
   extra-key       the real answer plus {"bogus": 1}
   skip            {"skip": "not implemented here"}
   banner          write a text banner on stdout before the hello answer
-  protocol-2      answer hello with protocol 2
+  protocol-3      answer hello with protocol 3 (the runner speaks 2)
+  protocol-1      answer hello with protocol 1 (no end states: an older testee)
+  wrong-end       a decode answer's "end" (a stream's end state) changed: "eof" <->
+                  "end_frame", null -> "eof"
+  wrong-ends      the same for every entry of a sweep answer's "ends"
   exit-after      relay the answer, then exit (the runner must restart it quietly)
 
 The real testee runs as a child; the proxy exits at the end of its input.
@@ -50,6 +54,10 @@ def write_raw(data):
 
 def frame(body):
     return struct.pack("<I", len(body)) + body
+
+
+def flip_end(end):
+    return {"eof": "end_frame", "end_frame": "eof"}.get(end, "eof")
 
 
 def main():
@@ -98,7 +106,7 @@ def main():
         elif mode == "trailing-cbor":
             write_raw(frame(answer + b"\x00"))
         elif mode in ("bad-status", "unknown-status", "wrong-status", "extra-key", "skip",
-                      "protocol-2"):
+                      "protocol-3", "protocol-1", "wrong-end", "wrong-ends"):
             a = cbor2.loads(answer)
             if mode == "bad-status":
                 a = {"status": 7}
@@ -110,8 +118,14 @@ def main():
                 a["bogus"] = 1
             elif mode == "skip":
                 a = {"skip": "not implemented here"}
-            elif mode == "protocol-2":
-                a["protocol"] = 2
+            elif mode == "protocol-3":
+                a["protocol"] = 3
+            elif mode == "protocol-1":
+                a["protocol"] = 1
+            elif mode == "wrong-end" and "end" in a:
+                a["end"] = flip_end(a["end"])
+            elif mode == "wrong-ends" and "ends" in a:
+                a["ends"] = [flip_end(e) for e in a["ends"]]
             write_raw(frame(cbor2.dumps(a)))
         elif mode == "exit-after":
             write_raw(frame(answer))

@@ -45,6 +45,7 @@ from ._hurray import (
     Shard,
     Statistics,
     StreamError,
+    StreamTimeoutError,
     StreamReader,
     StreamWriter,
     StridedLayout,
@@ -131,6 +132,7 @@ __all__ = [
     "InternalError",
     "FileError",
     "StreamError",
+    "StreamTimeoutError",
     # element types and devices
     "Dtype",
     "dtype",

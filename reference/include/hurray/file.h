@@ -6,7 +6,7 @@
  * writers; nothing is stolen. Composite members get their generated names
  * "{head}.{index}". Everything is validated before the first byte is written.
  *
- * Reading is index-first (file-container.md § Reading): hurray_file_open_*
+ * Reading is index-first (file-container.md § Reading): hurray_file_create_*
  * read the header and the parts asked for (the index, the KV section, or
  * both) by positioned reads and validate them whole (§ Decoding order: every
  * descriptor, every buffer offset and gap, names, KV, composite trees), and

@@ -40,8 +40,8 @@ struct hurray_item {
      * HURRAY_ITEM_OWNS_BUFFERS (1): each buffers[i].data was allocated with
      * `allocator` at exactly buffers[i].size bytes and is freed with the item;
      * HURRAY_ITEM_OWNS_ALIGNED (2): each was allocated with
-     * hurray_item_buffer_alloc (what stream readers yield) and is freed with
-     * the item by hurray_item_buffer_free. */
+     * hurray_item_buffer_alloc, or by a stream reader (what stream readers
+     * yield), and is freed with the item by hurray_item_buffer_free. */
     uint8_t owns_buffers;
     const struct hurray_allocator *allocator; /* NULL = default */
     /* Optional owner of borrowed bytes (e.g. a mapping), released once on free. */
@@ -78,7 +78,10 @@ HURRAY_API HURRAY_NODISCARD int hurray_item_buffer_alloc(const struct hurray_all
                                                          uint64_t size, uint8_t alignment_log2,
                                                          uint8_t **data,
                                                          struct hurray_error *err);
-/* Frees a buffer from hurray_item_buffer_alloc (same allocator). NULL-tolerant. */
+/* Frees a buffer from hurray_item_buffer_alloc (same allocator), or one a stream
+ * reader yields (its allocator): a reader's buffers of 1 MiB or more are address
+ * space reserved from the operating system and committed as their bytes arrived
+ * (stream.md HR-STREAM-16), which this returns to the system. NULL-tolerant. */
 HURRAY_API void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *data);
 
 HURRAY_EXTERN_C_END

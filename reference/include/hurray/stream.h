@@ -1,15 +1,28 @@
 /* Streams: a reader and a writer of self-delimiting frames. docs/spec/stream.md
  *
- * A stream is frames with no end marker; it ends where its input ends. The
- * reader yields items (struct hurray_item: a tensor with its buffers, or a
- * whole composite with its members: next-item semantics, HR-STREAM-3); the
- * writer takes items and emits each as soon as it is given it.
+ * A stream is frames closed by an end frame when its writer finishes it
+ * (HR-STREAM-12); one without an end frame ends where its input ends, and the
+ * reader says which way it ended (HR-STREAM-13). The reader yields items
+ * (struct hurray_item: a tensor with its buffers, or a whole composite with
+ * its members: next-item semantics, HR-STREAM-3); the writer takes items and
+ * emits each as soon as it is given it.
  *
- * Both are opaque handles (_create / _destroy: the lifecycle rule of
- * hurray.h for every libhurray handle), with the allocator, limits and
- * cross_machine given at creation. Neither uses globals, signals or Python:
- * a reader or writer may be used from any one thread at a time, and blocking
- * calls on a descriptor can run with the GIL released.
+ * Both are explicit contexts (create / destroy), with the allocator, limits,
+ * cross_machine, timeout and interrupt hook given at creation. Neither uses
+ * globals, signals or Python; blocking calls on a descriptor can run with the
+ * GIL released.
+ *
+ * Threads (HR-STREAM-15). A reader or writer is used by one thread at a time,
+ * with one exception: hurray_stream_reader_close, hurray_stream_reader_offset
+ * and hurray_stream_reader_end may be called from any thread at any moment,
+ * also while another thread is inside hurray_stream_reader_next on the same
+ * reader. A close then wakes a next blocked on a descriptor at once (a
+ * callback reader's next, when the caller's read function returns); that next
+ * returns OK with *out = NULL, dropping the item it was reading, and the
+ * transport is released by whichever of the two calls returns last. Close
+ * never waits. A second next running at the same time as a first is refused
+ * (ARGUMENT). hurray_stream_reader_destroy runs alone: after every other call on
+ * the reader has returned. Close is not async-signal-safe.
  *
  * SIGPIPE: writing to a pipe or socket whose reader has gone makes the system
  * raise SIGPIPE, which by default ends the process. libhurray never changes
@@ -31,10 +44,20 @@ HURRAY_EXTERN_C_BEGIN
 #define HURRAY_STREAM_MAGIC "HRSF"
 #define HURRAY_STREAM_FRAME_HEADER_BYTES 8u
 
-/* Frame kinds (stream.md § Frame, HR-STREAM-2). */
+/* Frame kinds (stream.md § Frame, HR-STREAM-2; the end frame HR-STREAM-12). */
 enum hurray_frame_kind {
     HURRAY_FRAME_TENSOR = 0x01,
-    HURRAY_FRAME_COMPOSITE = 0x02
+    HURRAY_FRAME_COMPOSITE = 0x02,
+    HURRAY_FRAME_END = 0x03
+};
+/* The end frame is its 8-byte header alone: "HRSF" 03 00 00 00. */
+#define HURRAY_STREAM_END_FRAME_BYTES 8u
+
+/* How a stream ended (HR-STREAM-13). */
+enum hurray_stream_end {
+    HURRAY_STREAM_NOT_ENDED = 0,  /* not (yet): reading, failed, or closed first */
+    HURRAY_STREAM_END_FRAME = 1,  /* an end frame: its writer finished it */
+    HURRAY_STREAM_END_EOF = 2     /* end of input at a frame boundary, no end frame */
 };
 
 /* ---- transports given as callbacks -------------------------------------- */
@@ -56,9 +79,23 @@ struct hurray_stream_reader_options {
     const struct hurray_limits *limits;       /* NULL: defaults (copied at creation) */
     const struct hurray_allocator *allocator; /* NULL: malloc/free; also the items' */
     int cross_machine;                        /* 1: every buffer producer_synced */
+    /* 1: a stream that ends without an end frame is TRUNCATED (field "end")
+     * rather than the end state EOF (HR-STREAM-13). */
+    int require_end_frame;
+    /* Descriptor readers (HR-STREAM-14): > 0 bounds each wait for the next
+     * byte to that many milliseconds (then IO with sys_errno ETIMEDOUT,
+     * sticky); 0 waits forever; < 0 is ARGUMENT. Ignored by memory and
+     * callback readers. */
+    int timeout_ms;
+    /* Descriptor readers: runs, on the reading thread, when a wait is
+     * interrupted by a signal (EINTR); non-zero stops the read (IO with
+     * sys_errno EINTR, sticky), zero resumes it. NULL: always resume. */
+    int (*on_interrupt)(void *ctx);
+    void *interrupt_ctx;
 };
 
-/* Zero options: default limits and allocator, cross_machine off. */
+/* Zero options: default limits and allocator, cross_machine off, no end frame
+ * required, no timeout, no interrupt hook. */
 HURRAY_API void hurray_stream_reader_options_init(struct hurray_stream_reader_options *o);
 
 /* A reader over the caller's bytes, borrowed (not copied) for the reader's
@@ -68,8 +105,8 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_create_memory(
     struct hurray_stream_reader **out, struct hurray_error *err);
 /* A reader over a duplicate of `fd` (dup, close-on-exec): closing or destroying
  * the reader closes the duplicate, never the caller's fd. IO if fd is not
- * open. The reader reads ahead up to 64 KiB for small parts; buffer data is
- * read straight into the item's buffers. */
+ * open. The reader reads ahead up to 64 KiB for small parts (also past the
+ * end frame); buffer data is read straight into the item's buffers. */
 HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_create_fd(
     int fd, const struct hurray_stream_reader_options *opt, struct hurray_stream_reader **out,
     struct hurray_error *err);
@@ -79,20 +116,31 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_create_callback(
     struct hurray_stream_reader **out, struct hurray_error *err);
 
 /* The next item (HR-STREAM-3): OK with *out a tensor or a whole composite,
- * which the caller owns (hurray_item_destroy); OK with *out = NULL at the clean
- * end (and on every later call, and after close). On failure *out = NULL and
- * the reader stays failed: every later call returns the same status and
- * error record. Nothing is allocated from a size the stream states before
- * that size has passed its limit (HR-STREAM-7). Buffers are allocated with
- * hurray_item_buffer_alloc (items have owns_buffers HURRAY_ITEM_OWNS_ALIGNED). */
+ * which the caller owns (hurray_item_destroy); OK with *out = NULL at the end --
+ * an end frame, or the end of input at a frame boundary (HR-STREAM-4; which
+ * one: hurray_stream_reader_end) -- and on every later call, and after close.
+ * On failure *out = NULL and the reader stays failed: every later call returns
+ * the same status and error record. Nothing is allocated from a size the
+ * stream states before that size has passed its limit (HR-STREAM-7), and a
+ * buffer's memory is committed as its bytes arrive, at most 1 MiB ahead
+ * (HR-STREAM-16). Items have owns_buffers HURRAY_ITEM_OWNS_ALIGNED: each
+ * buffer is freed by hurray_item_buffer_free (buffers under 1 MiB come from
+ * the allocator; larger ones are address space reserved from the system). */
 HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_next(struct hurray_stream_reader *r,
                                                           struct hurray_item **out,
                                                           struct hurray_error *err);
 /* Stream offset just past the last byte parsed: after next() yields an item,
- * the end of that item's last frame. */
+ * the end of that item's last frame; at an end frame, the end of it. Any
+ * thread, any time (an atomic read). */
 HURRAY_API uint64_t hurray_stream_reader_offset(const struct hurray_stream_reader *r);
+/* How the stream ended: a hurray_stream_end (HURRAY_STREAM_NOT_ENDED while
+ * reading, after a failure, or when closed before the end). Any thread, any
+ * time. NULL: HURRAY_STREAM_NOT_ENDED. */
+HURRAY_API int hurray_stream_reader_end(const struct hurray_stream_reader *r);
 /* Releases the transport (closes the duplicate fd) and drops any partly read
- * item; the reader is then exhausted. Idempotent, NULL-tolerant. */
+ * item; the reader is then exhausted. Idempotent, NULL-tolerant; callable
+ * from any thread, also while another is blocked in next, which it wakes at
+ * once (see Threads above). */
 HURRAY_API void hurray_stream_reader_close(struct hurray_stream_reader *r);
 /* close, then frees the reader. NULL-tolerant. */
 HURRAY_API void hurray_stream_reader_destroy(struct hurray_stream_reader *r);
@@ -104,6 +152,13 @@ struct hurray_stream_writer; /* opaque */
 struct hurray_stream_writer_options {
     const struct hurray_allocator *allocator; /* NULL: malloc/free */
     int cross_machine;                        /* 1: refuse buffers not producer_synced */
+    /* Descriptor writers (HR-STREAM-14): > 0 bounds each wait for room to
+     * write to that many milliseconds (then IO with sys_errno ETIMEDOUT: the
+     * writer is failed); 0 waits forever; < 0 is ARGUMENT. */
+    int timeout_ms;
+    /* Descriptor writers: as the reader's (EINTR; non-zero stops the write). */
+    int (*on_interrupt)(void *ctx);
+    void *interrupt_ctx;
 };
 
 HURRAY_API void hurray_stream_writer_options_init(struct hurray_stream_writer_options *o);
@@ -132,11 +187,19 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_create_callback(
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_write(struct hurray_stream_writer *w,
                                                            const struct hurray_item *item,
                                                            struct hurray_error *err);
-/* Ends the stream: releases the transport (closes the duplicate fd). A memory
- * writer keeps its bytes. Idempotent: OK again after the first call (which
- * returns a failed writer's status once). */
+/* Ends the stream (HR-STREAM-10): writes the end frame (HR-STREAM-12),
+ * flushes, releases the transport (closes the duplicate fd). A memory writer
+ * keeps its bytes, the end frame included. Idempotent: OK again after the first
+ * call (which returns a failed writer's status once; a failed writer writes no
+ * end frame). OK without writing anything on an abandoned writer. */
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_finish(struct hurray_stream_writer *w,
                                                             struct hurray_error *err);
+/* Abandons the stream (HR-STREAM-10): releases the transport WITHOUT the end
+ * frame, so that a reader sees the end state EOF -- a stream its writer did
+ * not finish (a producer that failed), or a revision-1 stream. Later writes
+ * are ARGUMENT; finish does nothing. No-op on a finished writer.
+ * NULL-tolerant. */
+HURRAY_API void hurray_stream_writer_abandon(struct hurray_stream_writer *w);
 /* A memory writer's bytes so far (finished or not): *data stays valid until
  * the next write or destroy. Non-destructive, repeatable. ARGUMENT for a writer
  * with a destination (fd, callback). */
@@ -145,7 +208,13 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_getvalue(
     struct hurray_error *err);
 /* Bytes written so far (any transport). */
 HURRAY_API uint64_t hurray_stream_writer_offset(const struct hurray_stream_writer *w);
-/* Finishes (ignoring errors), then frees the writer. NULL-tolerant. */
+/* Frees the writer. An unfinished writer is abandoned first, exactly as by
+ * hurray_stream_writer_abandon: the transport is released WITHOUT the end
+ * frame (HR-STREAM-10), so a writer dropped without finish -- an error path, a
+ * producer that failed -- reads back as a stream that did not end well (end
+ * state EOF), never as a finished one. To end a stream well, call
+ * hurray_stream_writer_finish before destroy. A finished writer is only freed.
+ * NULL-tolerant. */
 HURRAY_API void hurray_stream_writer_destroy(struct hurray_stream_writer *w);
 
 HURRAY_EXTERN_C_END

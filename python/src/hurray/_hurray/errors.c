@@ -19,9 +19,16 @@
  *     InternalError (the C library's invariant failed: a bug).
  *   - In the file and stream contexts every malformed/invalid/limit code is
  *     FileError / StreamError (a corrupt container or frame), IO too; ARGUMENT in the
- *     stream context is StreamError (write after finish, getvalue with a destination). */
+ *     stream context is StreamError (write after finish, getvalue with a destination).
+ *   - IO in the stream context whose record names the system error ETIMEDOUT (a peer that
+ *     stalled past the timeout, stream.md HR-STREAM-14) is StreamTimeoutError, a subclass
+ *     of both StreamError and the built-in TimeoutError, so that `except TimeoutError` and
+ *     `except hurray.StreamError` both catch it. No status of its own: the status says IO,
+ *     the record's system error number says which.
+ *   - IO with a system error number sets the exception's .errno to it. */
 #include "state.h"
 
+#include <errno.h>
 #include <stdarg.h>
 
 enum exc_id {
@@ -130,10 +137,13 @@ PyObject *hrpy_raise_status(hrpy_state *st, int context, int status,
                                        hurray_status_stage(status));
     }
     if (message == NULL) return NULL;
-    raise_with(hrpy_error_class(st, context, status), status, field,
-               err != NULL && err->code == status && err->has_offset,
+    int sys = err != NULL && err->code == status && status == HURRAY_E_IO ? err->sys_errno : 0;
+    PyObject *cls = hrpy_error_class(st, context, status);
+    if (context == HRPY_CTX_STREAM && sys == ETIMEDOUT) cls = st->StreamTimeoutError;
+    raise_with(cls, status, field, err != NULL && err->code == status && err->has_offset,
                err != NULL ? err->offset : 0, message);
     Py_DECREF(message);
+    if (sys != 0) hrpy_set_errno(sys);
     return NULL;
 }
 
@@ -236,5 +246,11 @@ int hrpy_errors_init(PyObject *module, hrpy_state *st) {
                                     "The streaming reader or writer: framing or transport.",
                                     st->HurrayError, PyExc_OSError);
     if (st->StreamError == NULL) return -1;
+    st->StreamTimeoutError = new_exception(
+        module, "hurray.StreamTimeoutError",
+        "A stream's peer sent nothing (or took nothing) for longer than the timeout\n"
+        "(stream.md HR-STREAM-14): a StreamError and a TimeoutError, .errno ETIMEDOUT.",
+        st->StreamError, PyExc_TimeoutError);
+    if (st->StreamTimeoutError == NULL) return -1;
     return 0;
 }

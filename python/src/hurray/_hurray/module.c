@@ -154,6 +154,7 @@ static int hrpy_exec(PyObject *module) {
     X((st)->InternalError);                                                                    \
     X((st)->FileError);                                                                        \
     X((st)->StreamError);                                                                      \
+    X((st)->StreamTimeoutError);                                                               \
     X((st)->Dtype_Type);                                                                       \
     X((st)->dtype_namespace);                                                                  \
     X((st)->Device_Type);                                                                      \

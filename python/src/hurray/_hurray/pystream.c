@@ -1,158 +1,129 @@
 /* hurray.StreamReader and hurray.StreamWriter (seed § Streaming, § Writer output,
  * § Error Handling; stream.md).
  *
- * The frames, next-item semantics, limits, cross_machine and the composite rules are
- * libhurray's stream reader and writer (hurray_stream_reader_* / _writer_*). This file
- * gives them their Python shape: the iterator and context-manager protocols, close /
- * finish, keyword limits, and the transports.
+ * The frames, next-item semantics, limits, cross_machine, the composite rules, the end
+ * frame and the transports are libhurray's stream reader and writer
+ * (hurray_stream_reader_* / _writer_*). This file gives them their Python shape: the
+ * iterator and context-manager protocols, close / finish, keyword limits and timeouts, the
+ * end state, and Python's signal handling. It makes no system call of its own: a file
+ * descriptor, or an object with fileno() (file, socket, pipe), goes to libhurray's
+ * descriptor reader or writer, which duplicates it (closing or finishing never closes the
+ * caller's) and reads and writes it through libhurray's one OS layer.
  *
- * Transports. An int file descriptor, or an object with fileno() (file, socket, pipe),
- * is duplicated (F_DUPFD_CLOEXEC) so that closing or finishing never closes the caller's;
- * the duplicate is driven through libhurray's callback transport by the read / write
- * functions below, which resume after EINTR and short transfers and wait (poll) on a
- * non-blocking descriptor -- and, unlike a plain C loop, run Python's signal handlers
- * when a system call is interrupted, so Ctrl-C stops a reader blocked on an idle pipe
- * (the handler's exception is raised; the stream is left failed, mid-frame). A reader
- * also takes bytes-like data (bytes, bytearray, memoryview, mmap; held, not copied); a
- * writer with no destination builds the stream in memory (getvalue()). io.BytesIO has no
- * descriptor and is refused with a TypeError that says what to do instead.
+ * Blocking (stream.md HR-STREAM-14, -15): every call into the C reader or writer runs with
+ * the GIL released. When a wait is interrupted by a signal, libhurray calls the interrupt
+ * hook below, which takes the GIL back and runs Python's signal handlers (PEP 475): a
+ * handler that raises -- KeyboardInterrupt on Ctrl-C -- stops the read or write, and its
+ * exception is what the call raises (the stream is then failed, mid-frame). A timeout
+ * (timeout=, by default a socket's own gettimeout()) bounds each wait for the peer; a stall
+ * raises StreamTimeoutError (a StreamError and a TimeoutError).
  *
- * Blocking: every call into the C reader or writer runs with the GIL released. A reader or
- * writer is used by one thread at a time: a per-object lock serialises calls (a second
- * thread waits, with the GIL released); close() waits for a read in progress. */
+ * Threads: a reader or writer is used by one thread at a time: a per-object lock
+ * serialises calls (a second thread waits, with the GIL released). close() and .offset /
+ * .end are the exception: they do not wait for a read in progress. close() wakes a read
+ * blocked in another thread at once (libhurray's waker); that __next__ then raises
+ * StopIteration. A reader also takes bytes-like data (bytes, bytearray, memoryview, mmap;
+ * held, not copied); a writer with no destination builds the stream in memory (getvalue()).
+ * io.BytesIO has no descriptor and is refused with a TypeError that says what to do
+ * instead.
+ *
+ * Invariant: the C reader pointer is freed only with both the GIL and the object's lock
+ * held, so a thread holding just the GIL (close, offset, end) may use it. */
 #include "state.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <pythread.h>
 #include <structmember.h>
 
-/* ---- the descriptor transport ------------------------------------------------------------ */
+/* ---- signals and the GIL ------------------------------------------------------------------ */
 
-struct fd_transport {
-    int fd;             /* our duplicate; -1 when none or released */
-    PyThreadState *ts;  /* set while a call runs with the GIL released */
-    int interrupted;    /* a signal handler raised: its exception is pending */
-    int last_errno;     /* the system error of the last failed transfer */
+/* The interrupt hook's context: the thread state saved while a call runs without the GIL. */
+struct released {
+    PyThreadState *ts; /* set while a call runs with the GIL released */
+    int raised;        /* a signal handler raised: its exception is pending */
 };
 
-static int transport_fail(struct fd_transport *t, struct hurray_error *err, int e,
-                          const char *what) {
-    t->last_errno = e;
-    if (err != NULL) {
-        char buf[128];
-        const char *msg = "interrupted by a signal";
-        if (e != 0) {
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-            msg = strerror_r(e, buf, sizeof buf);
-#else
-            msg = strerror_r(e, buf, sizeof buf) == 0 ? buf : "system error";
-#endif
-        }
-        err->code = HURRAY_E_IO;
-        err->has_offset = 0;
-        err->offset = 0;
-        snprintf(err->field, sizeof err->field, "transport");
-        snprintf(err->message, sizeof err->message, "%s: %s", what, msg);
-    }
-    return HURRAY_E_IO;
-}
-
-/* EINTR: run Python's signal handlers (PEP 475); -1 when one raised. */
-static int on_eintr(struct fd_transport *t) {
-    if (t->ts == NULL) return 0;
-    PyEval_RestoreThread(t->ts);
+/* libhurray's interrupt hook (stream.md HR-STREAM-14): run Python's signal handlers
+ * (PEP 475); non-zero -- stop the read or write -- when one raised. */
+static int run_signal_handlers(void *ctx) {
+    struct released *g = ctx;
+    if (g->ts == NULL) return 0;
+    PyEval_RestoreThread(g->ts);
     int rc = PyErr_CheckSignals();
-    t->ts = PyEval_SaveThread();
-    if (rc < 0) t->interrupted = 1;
-    return rc;
+    g->ts = PyEval_SaveThread();
+    if (rc < 0) g->raised = 1;
+    return rc < 0;
 }
 
-/* Waits until the descriptor is ready (a non-blocking one answered EAGAIN). */
-static int wait_ready(struct fd_transport *t, short events, struct hurray_error *err) {
-    struct pollfd p = {t->fd, events, 0};
-    while (poll(&p, 1, -1) < 0) {
-        int e = errno;
-        if (e != EINTR) return transport_fail(t, err, e, "poll");
-        if (on_eintr(t) < 0) return transport_fail(t, err, 0, "poll");
-    }
-    return HURRAY_OK;
-}
-
-static int fd_read(void *ctx, uint8_t *dst, size_t cap, size_t *got, struct hurray_error *err) {
-    struct fd_transport *t = ctx;
-    if (cap > SSIZE_MAX) cap = SSIZE_MAX;
-    for (;;) {
-        ssize_t n = read(t->fd, dst, cap);
-        if (n >= 0) {
-            *got = (size_t)n;
-            return HURRAY_OK;
-        }
-        int e = errno;
-        if (e == EINTR) {
-            if (on_eintr(t) < 0) return transport_fail(t, err, 0, "stream read");
-        } else if (e == EAGAIN || e == EWOULDBLOCK) {
-            int st = wait_ready(t, POLLIN, err);
-            if (st != HURRAY_OK) return st;
-        } else {
-            return transport_fail(t, err, e, "stream read");
-        }
-    }
-}
-
-static int fd_write(void *ctx, const uint8_t *src, size_t len, struct hurray_error *err) {
-    struct fd_transport *t = ctx;
-    while (len > 0) {
-        ssize_t n = write(t->fd, src, len > SSIZE_MAX ? SSIZE_MAX : len);
-        if (n > 0) {
-            src += n;
-            len -= (size_t)n;
-            continue;
-        }
-        int e = n == 0 ? 0 : errno;
-        if (n == 0) return transport_fail(t, err, EIO, "stream write (wrote 0 bytes)");
-        if (e == EINTR) {
-            if (on_eintr(t) < 0) return transport_fail(t, err, 0, "stream write");
-        } else if (e == EAGAIN || e == EWOULDBLOCK) {
-            int st = wait_ready(t, POLLOUT, err);
-            if (st != HURRAY_OK) return st;
-        } else {
-            return transport_fail(t, err, e, "stream write"); /* EPIPE: the reader is gone */
-        }
-    }
-    return HURRAY_OK;
-}
-
-static void transport_close(struct fd_transport *t) {
-    if (t->fd >= 0) close(t->fd);
-    t->fd = -1;
-}
-
-/* Runs `call(arg)` with the GIL released; the transport can take it back on EINTR. */
-#define RUN_RELEASED(t, status, expr)                                                          \
+/* Runs `expr` with the GIL released; the interrupt hook can take it back. */
+#define RUN_RELEASED(g, status, expr)                                                          \
     do {                                                                                       \
-        (t)->interrupted = 0;                                                                  \
-        (t)->last_errno = 0;                                                                   \
-        (t)->ts = PyEval_SaveThread();                                                         \
+        (g)->raised = 0;                                                                       \
+        (g)->ts = PyEval_SaveThread();                                                         \
         status = (expr);                                                                       \
-        PyEval_RestoreThread((t)->ts);                                                         \
-        (t)->ts = NULL;                                                                        \
+        PyEval_RestoreThread((g)->ts);                                                         \
+        (g)->ts = NULL;                                                                        \
     } while (0)
 
-/* Raises a stream failure: the Python exception a signal handler raised, or the mapped
- * class (errno set when the system gave one). */
-static PyObject *raise_stream(hrpy_state *st, struct fd_transport *t, int status,
+/* Raises a stream failure: the exception a signal handler raised, or the mapped class
+ * (StreamTimeoutError for a timeout; .errno from the record's system error). */
+static PyObject *raise_stream(hrpy_state *st, const struct released *g, int status,
                               const struct hurray_error *err) {
-    if (t->interrupted && PyErr_Occurred()) return NULL;
-    hrpy_raise_status(st, HRPY_CTX_STREAM, status, err);
-    if (status == HURRAY_E_IO && t->last_errno != 0) hrpy_set_errno(t->last_errno);
-    return NULL;
+    if (g != NULL && g->raised && PyErr_Occurred()) return NULL;
+    return hrpy_raise_status(st, HRPY_CTX_STREAM, status, err);
+}
+
+/* timeout= (seconds) -> milliseconds for libhurray: 0 = wait forever. `given` is the
+ * keyword's value or NULL; without it, an object with gettimeout() (a socket) gives its
+ * own (None, or 0.0 for a non-blocking socket: no bound, the stream waits). */
+static int timeout_arg(PyObject *given, PyObject *transport, const char *who, int *ms) {
+    PyObject *t = NULL;
+    *ms = 0;
+    if (given != NULL) {
+        t = Py_NewRef(given);
+    } else if (transport != NULL && PyObject_HasAttrString(transport, "gettimeout")) {
+        t = PyObject_CallMethod(transport, "gettimeout", NULL);
+        if (t == NULL) return -1;
+        if (t != Py_None) {
+            double d = PyFloat_AsDouble(t);
+            if (d == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(t);
+                return -1;
+            }
+            if (d == 0.0) { /* a non-blocking socket: there is nothing to bound */
+                Py_DECREF(t);
+                return 0;
+            }
+        }
+    } else {
+        return 0;
+    }
+    if (t == Py_None) {
+        Py_DECREF(t);
+        return 0;
+    }
+    if (PyBool_Check(t) || !(PyFloat_Check(t) || PyLong_Check(t))) {
+        PyErr_Format(PyExc_TypeError, "%s: timeout must be a number of seconds or None, not %.100s",
+                     who, Py_TYPE(t)->tp_name);
+        Py_DECREF(t);
+        return -1;
+    }
+    double d = PyFloat_AsDouble(t);
+    Py_DECREF(t);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    if (isnan(d) || d <= 0.0) {
+        PyErr_Format(PyExc_ValueError, "%s: timeout must be > 0 seconds or None, got %R", who,
+                     given != NULL ? given : Py_None);
+        return -1;
+    }
+    if (isinf(d) || d * 1000.0 >= (double)INT_MAX) return 0; /* no bound */
+    double m = ceil(d * 1000.0);
+    *ms = m < 1.0 ? 1 : (int)m;
+    return 0;
 }
 
 /* ---- transports from Python objects ------------------------------------------------------- */
@@ -241,22 +212,6 @@ static int transport_arg(PyObject *obj, const char *who, int reader, int *fd, Py
     return TRANSPORT_FD;
 }
 
-/* The close-on-exec duplicate the stream owns. */
-static int dup_fd(hrpy_state *st, struct fd_transport *t, int fd, const char *who) {
-    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (d < 0) {
-        struct hurray_error err;
-        hurray_error_clear(&err);
-        char what[64];
-        snprintf(what, sizeof what, "%s: cannot duplicate descriptor %d", who, fd);
-        int status = transport_fail(t, &err, errno, what);
-        raise_stream(st, t, status, &err);
-        return -1;
-    }
-    t->fd = d;
-    return 0;
-}
-
 /* One thread at a time per object; a waiting thread does not hold the GIL. A call from
  * the thread that is inside the object already (a signal handler run during a blocked
  * read, closing the reader) is RuntimeError rather than a deadlock, as in io.Buffered*. */
@@ -286,21 +241,24 @@ static void lock_release(PyThread_type_lock lock, unsigned long *owner) {
 
 typedef struct {
     PyObject_HEAD
-    struct hurray_stream_reader *r; /* NULL once closed */
+    struct hurray_stream_reader *r; /* NULL once released */
     PyThread_type_lock lock;
     unsigned long owner; /* the thread inside a call, 0 when none */
-    struct fd_transport t;
+    struct released g;
     Py_buffer src;
     uint8_t has_src;
+    uint8_t closed; /* close() was called: exhausted from then on */
+    int end_seen;   /* the end state when the C reader was released */
     PyObject *weakreflist;
 } ReaderObject;
 
 #define READER(o) ((ReaderObject *)(o))
 
+/* With the GIL and the lock (or from dealloc): frees the C reader, releases the source. */
 static void reader_release(ReaderObject *self) {
+    if (self->r != NULL) self->end_seen = hurray_stream_reader_end(self->r);
     hurray_stream_reader_destroy(self->r);
     self->r = NULL;
-    transport_close(&self->t);
     if (self->has_src) {
         PyBuffer_Release(&self->src);
         self->has_src = 0;
@@ -311,50 +269,59 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     static const char *const names[] = {"source",           "max_descriptor_bytes",
                                         "max_buffer_bytes", "max_composite_depth",
                                         "max_composite_members", "max_rank",
-                                        "cross_machine"};
-    PyObject *a[7];
+                                        "cross_machine",    "timeout",
+                                        "require_end_frame"};
+    PyObject *a[9];
     hrpy_state *st = hrpy_state_from_type(type);
     if (st == NULL) return NULL;
-    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, 7, 1, 1, a) < 0) return NULL;
+    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, 9, 1, 1, a) < 0) return NULL;
     struct hurray_limits limits;
     if (hrpy_limits_from_args(a + 1, names + 1, 5, &limits) < 0) return NULL;
-    int cross = 0;
+    int cross = 0, need_end = 0;
     if (a[6] != NULL && (cross = PyObject_IsTrue(a[6])) < 0) return NULL;
+    if (a[8] != NULL && (need_end = PyObject_IsTrue(a[8])) < 0) return NULL;
     ReaderObject *self = (ReaderObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->t.fd = -1;
     self->lock = PyThread_allocate_lock();
     if (self->lock == NULL) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
-    int fd = -1;
+    int fd = -1, timeout_ms = 0;
     int kind = transport_arg(a[0], "StreamReader", 1, &fd, &self->src);
     if (kind < 0) {
         Py_DECREF(self);
         return NULL;
     }
     self->has_src = kind == TRANSPORT_MEMORY;
+    if (kind == TRANSPORT_FD && timeout_arg(a[7], a[0], "StreamReader", &timeout_ms) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (kind == TRANSPORT_MEMORY && a[7] != NULL && a[7] != Py_None &&
+        timeout_arg(a[7], NULL, "StreamReader", &timeout_ms) < 0) { /* checked, unused */
+        Py_DECREF(self);
+        return NULL;
+    }
     struct hurray_stream_reader_options opt;
     hurray_stream_reader_options_init(&opt);
     opt.limits = &limits;
     opt.allocator = &hrpy_raw_allocator;
     opt.cross_machine = cross;
+    opt.require_end_frame = need_end;
+    opt.timeout_ms = timeout_ms;
+    opt.on_interrupt = run_signal_handlers;
+    opt.interrupt_ctx = &self->g;
     struct hurray_error err;
     hurray_error_clear(&err);
     int status;
-    if (kind == TRANSPORT_MEMORY) {
+    if (kind == TRANSPORT_MEMORY)
         status = hurray_stream_reader_create_memory((const uint8_t *)self->src.buf,
                                                     (size_t)self->src.len, &opt, &self->r, &err);
-    } else {
-        if (dup_fd(st, &self->t, fd, "StreamReader") < 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-        status = hurray_stream_reader_create_callback(fd_read, &self->t, &opt, &self->r, &err);
-    }
+    else
+        status = hurray_stream_reader_create_fd(fd, &opt, &self->r, &err);
     if (status != HURRAY_OK) {
-        raise_stream(st, &self->t, status, &err);
+        raise_stream(st, NULL, status, &err);
         Py_DECREF(self);
         return NULL;
     }
@@ -370,14 +337,25 @@ static PyObject *reader_iternext(PyObject *op) {
     hurray_error_clear(&err);
     int status = HURRAY_OK;
     if (lock_acquire(self->lock, &self->owner) < 0) return NULL;
-    if (self->r == NULL) { /* closed: exhausted, not an error */
+    if (self->r == NULL || self->closed) { /* closed: exhausted, not an error */
+        reader_release(self);
         lock_release(self->lock, &self->owner);
         return NULL;
     }
-    RUN_RELEASED(&self->t, status, hurray_stream_reader_next(self->r, &item, &err));
+    RUN_RELEASED(&self->g, status, hurray_stream_reader_next(self->r, &item, &err));
+    if (self->closed) { /* closed while we read (also from a signal handler): close wins */
+        hurray_item_destroy(item);
+        item = NULL;
+        status = HURRAY_OK;
+        reader_release(self);
+    }
     lock_release(self->lock, &self->owner);
-    if (status != HURRAY_OK) return raise_stream(st, &self->t, status, &err);
-    if (item == NULL) return NULL; /* the clean end: StopIteration */
+    if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
+    if (self->g.raised && PyErr_Occurred()) { /* a handler raised, and the read went on */
+        hurray_item_destroy(item);
+        return NULL;
+    }
+    if (item == NULL) return NULL; /* the end: StopIteration */
     PyObject *owner = hrpy_item_memory_new(st, item); /* owns item, also on failure */
     if (owner == NULL) return NULL;
     PyObject *obj = hrpy_item_to_object(st, item, owner, 0);
@@ -385,11 +363,21 @@ static PyObject *reader_iternext(PyObject *op) {
     return obj;
 }
 
+/* stream.md HR-STREAM-15: wakes a read blocked in another thread at once, then waits
+ * (without the GIL) for it to return before releasing. From a signal handler running
+ * inside this reader's own read, it only wakes it: the read releases on its way out. */
 static PyObject *reader_close(PyObject *op, PyObject *Py_UNUSED(ignored)) {
     ReaderObject *self = READER(op);
-    if (lock_acquire(self->lock, &self->owner) < 0) return NULL;
+    self->closed = 1;
+    if (self->r != NULL) hurray_stream_reader_close(self->r);
+    if (self->owner == PyThread_get_thread_ident()) Py_RETURN_NONE;
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
     reader_release(self);
-    lock_release(self->lock, &self->owner);
+    PyThread_release_lock(self->lock);
     Py_RETURN_NONE;
 }
 
@@ -407,19 +395,26 @@ static PyObject *reader_exit(PyObject *op, PyObject *const *args, Py_ssize_t nar
 }
 
 static PyObject *reader_get_closed(PyObject *op, void *Py_UNUSED(c)) {
-    return PyBool_FromLong(READER(op)->r == NULL);
+    return PyBool_FromLong(READER(op)->closed);
 }
 
+/* Without the lock: an atomic read in libhurray, while a read may be in progress. */
 static PyObject *reader_get_offset(PyObject *op, void *Py_UNUSED(c)) {
     ReaderObject *self = READER(op);
-    if (lock_acquire(self->lock, &self->owner) < 0) return NULL;
-    uint64_t off = self->r ? hurray_stream_reader_offset(self->r) : 0;
-    int closed = self->r == NULL;
-    lock_release(self->lock, &self->owner);
-    if (closed) Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(off);
+    if (self->closed || self->r == NULL) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(hurray_stream_reader_offset(self->r));
 }
 
+/* stream.md HR-STREAM-13: "end_frame", "eof", or None (not ended, failed, closed first). */
+static PyObject *reader_get_end(PyObject *op, void *Py_UNUSED(c)) {
+    ReaderObject *self = READER(op);
+    int end = self->r != NULL ? hurray_stream_reader_end(self->r) : self->end_seen;
+    switch (end) {
+    case HURRAY_STREAM_END_FRAME: return PyUnicode_FromString("end_frame");
+    case HURRAY_STREAM_END_EOF: return PyUnicode_FromString("eof");
+    default: Py_RETURN_NONE;
+    }
+}
 
 static void reader_dealloc(PyObject *op) {
     PyTypeObject *tp = Py_TYPE(op);
@@ -436,7 +431,8 @@ static PyMethodDef reader_methods[] = {
     {"close", reader_close, METH_NOARGS,
      PyDoc_STR("close()\n--\n\nReleases the transport (the duplicated descriptor, the held\n"
                "bytes) and drops a partly read item. Idempotent; the reader then iterates as\n"
-               "exhausted. Waits for a read in progress in another thread.")},
+               "exhausted. A read blocked in another thread is woken at once and raises\n"
+               "StopIteration (stream.md HR-STREAM-15); close() returns as soon as it has.")},
     {"__enter__", return_self, METH_NOARGS, PyDoc_STR("Returns the reader.")},
     {"__exit__", (PyCFunction)(void (*)(void))reader_exit, METH_FASTCALL,
      PyDoc_STR("close(); exceptions propagate.")},
@@ -447,7 +443,14 @@ static PyGetSetDef reader_getset[] = {
     {"closed", reader_get_closed, NULL, PyDoc_STR("True after close()."), NULL},
     {"offset", reader_get_offset, NULL,
      PyDoc_STR("Stream offset past the last byte parsed (the end of the last item's last\n"
-               "frame after an item); None once closed."),
+               "frame after an item, past the end frame at the end); None once closed. Readable\n"
+               "from another thread while a read is blocked."),
+     NULL},
+    {"end", reader_get_end, NULL,
+     PyDoc_STR("How the stream ended (stream.md HR-STREAM-13): 'end_frame' (its writer\n"
+               "finished it), 'eof' (the input ended between two items without an end frame:\n"
+               "an unfinished writer, a sender that died, or a stream of the first revision),\n"
+               "or None (not ended yet, failed, or closed first)."),
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -462,17 +465,24 @@ static PyType_Slot reader_slots[] = {
      (void *)PyDoc_STR(
          "StreamReader(source, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
          "             max_composite_depth=None, max_composite_members=None, max_rank=None,\n"
-         "             cross_machine=False)\n--\n\n"
+         "             cross_machine=False, timeout=<the socket's>, require_end_frame=False)\n"
+         "--\n\n"
          "Iterates the items of a Hurray stream: each a hurray.Tensor, or a whole\n"
          "hurray.Composite (head and members as one item), yielded as soon as its last byte\n"
-         "has arrived; StopIteration at the clean end. `source` is a file descriptor (int)\n"
+         "has arrived; StopIteration at the end (an end frame, or the end of input between\n"
+         "items: .end says which). `source` is a file descriptor (int)\n"
          "or an object with fileno() (duplicated: closing the reader never closes the\n"
          "caller's), or bytes-like data (held, not copied). io.BytesIO is refused (pass\n"
          "its getvalue()). The limits bound what a frame may claim before anything is\n"
          "allocated (None: the format's defaults); exceeding one, a corrupt frame, a\n"
          "stream cut inside a frame or a transport error raise StreamError, and the reader\n"
          "stays failed. cross_machine=True refuses buffers that are not producer_synced.\n"
-         "Blocking reads release the GIL. Context manager: close() on exit.")},
+         "require_end_frame=True makes a stream that ends without an end frame (a sender\n"
+         "that died between items) a StreamError (TRUNCATED). timeout (seconds, or None)\n"
+         "bounds each wait for the peer -- by default a socket's own gettimeout() -- and a\n"
+         "stall raises StreamTimeoutError (a StreamError and a TimeoutError). Blocking reads\n"
+         "release the GIL and run Python's signal handlers (Ctrl-C interrupts them). Context\n"
+         "manager: close() on exit.")},
     {Py_tp_new, reader_new},
     {Py_tp_iter, PyObject_SelfIter},
     {Py_tp_iternext, reader_iternext},
@@ -498,7 +508,7 @@ typedef struct {
     struct hurray_stream_writer *w;
     PyThread_type_lock lock;
     unsigned long owner; /* the thread inside a call, 0 when none */
-    struct fd_transport t;
+    struct released g;
     uint8_t finished;
     PyObject *weakreflist;
 } WriterObject;
@@ -506,16 +516,15 @@ typedef struct {
 #define WRITER(o) ((WriterObject *)(o))
 
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static const char *const names[] = {"destination", "cross_machine"};
-    PyObject *a[2];
+    static const char *const names[] = {"destination", "cross_machine", "timeout"};
+    PyObject *a[3];
     hrpy_state *st = hrpy_state_from_type(type);
     if (st == NULL) return NULL;
-    if (hrpy_bind_tuple("StreamWriter", args, kwargs, names, 2, 1, 0, a) < 0) return NULL;
+    if (hrpy_bind_tuple("StreamWriter", args, kwargs, names, 3, 1, 0, a) < 0) return NULL;
     int cross = 0;
     if (a[1] != NULL && (cross = PyObject_IsTrue(a[1])) < 0) return NULL;
     WriterObject *self = (WriterObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->t.fd = -1;
     self->lock = PyThread_allocate_lock();
     if (self->lock == NULL) {
         Py_DECREF(self);
@@ -525,22 +534,28 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     hurray_stream_writer_options_init(&opt);
     opt.allocator = &hrpy_raw_allocator;
     opt.cross_machine = cross;
+    opt.on_interrupt = run_signal_handlers;
+    opt.interrupt_ctx = &self->g;
     struct hurray_error err;
     hurray_error_clear(&err);
     int status;
-    if (a[0] == NULL || a[0] == Py_None) {
+    PyObject *dest = a[0] == NULL || a[0] == Py_None ? NULL : a[0];
+    if (timeout_arg(a[2], dest, "StreamWriter", &opt.timeout_ms) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (dest == NULL) {
         status = hurray_stream_writer_create_memory(&opt, &self->w, &err);
     } else {
         int fd = -1;
-        if (transport_arg(a[0], "StreamWriter", 0, &fd, NULL) < 0 ||
-            dup_fd(st, &self->t, fd, "StreamWriter") < 0) {
+        if (transport_arg(dest, "StreamWriter", 0, &fd, NULL) < 0) {
             Py_DECREF(self);
             return NULL;
         }
-        status = hurray_stream_writer_create_callback(fd_write, &self->t, &opt, &self->w, &err);
+        status = hurray_stream_writer_create_fd(fd, &opt, &self->w, &err);
     }
     if (status != HURRAY_OK) {
-        raise_stream(st, &self->t, status, &err);
+        raise_stream(st, NULL, status, &err);
         Py_DECREF(self);
         return NULL;
     }
@@ -564,28 +579,39 @@ static PyObject *writer_write(PyObject *op, PyTypeObject *defining_class, PyObje
         hrpy_item_release(tree);
         return NULL;
     }
-    RUN_RELEASED(&self->t, status, hurray_stream_writer_write(self->w, tree, &err));
+    RUN_RELEASED(&self->g, status, hurray_stream_writer_write(self->w, tree, &err));
     lock_release(self->lock, &self->owner);
     hrpy_item_release(tree);
     /* after finish: ARGUMENT, which the stream context maps to StreamError */
-    if (status != HURRAY_OK) return raise_stream(st, &self->t, status, &err);
+    if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
+    if (self->g.raised && PyErr_Occurred()) return NULL; /* a handler raised; written whole */
     Py_RETURN_NONE;
 }
 
-static PyObject *writer_finish(PyObject *op, PyObject *Py_UNUSED(ignored)) {
+/* HR-STREAM-10: finish writes the end frame; abandon (an exception leaving the with block,
+ * or a writer collected unfinished) does not, so the reader sees a stream that did not end
+ * well rather than a finished one. */
+static PyObject *writer_end(PyObject *op, int finish) {
     WriterObject *self = WRITER(op);
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
     if (st == NULL) return NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
-    int status;
+    int status = HURRAY_OK;
     if (lock_acquire(self->lock, &self->owner) < 0) return NULL;
-    RUN_RELEASED(&self->t, status, hurray_stream_writer_finish(self->w, &err));
-    transport_close(&self->t); /* the callback transport is ours to release */
+    if (finish)
+        RUN_RELEASED(&self->g, status, hurray_stream_writer_finish(self->w, &err));
+    else
+        hurray_stream_writer_abandon(self->w); /* closes our duplicate: never blocks */
     self->finished = 1;
     lock_release(self->lock, &self->owner);
-    if (status != HURRAY_OK) return raise_stream(st, &self->t, status, &err);
+    if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
+    if (self->g.raised && PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *writer_finish(PyObject *op, PyObject *Py_UNUSED(ignored)) {
+    return writer_end(op, 1);
 }
 
 static PyObject *writer_getvalue(PyObject *op, PyObject *Py_UNUSED(ignored)) {
@@ -610,14 +636,15 @@ static PyObject *writer_getvalue(PyObject *op, PyObject *Py_UNUSED(ignored)) {
         }
     }
     lock_release(self->lock, &self->owner);
-    if (status != HURRAY_OK) return raise_stream(st, &self->t, status, &err);
+    if (status != HURRAY_OK) return raise_stream(st, NULL, status, &err);
     return out;
 }
 
+/* __exit__(exc_type, exc, tb): finish on a normal exit; abandon -- no end frame -- when an
+ * exception leaves the block (HR-STREAM-10). */
 static PyObject *writer_exit(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
-    (void)args;
-    (void)nargs;
-    PyObject *r = writer_finish(op, NULL);
+    int failed = nargs > 0 && args[0] != Py_None;
+    PyObject *r = writer_end(op, !failed);
     if (r == NULL) return NULL;
     Py_DECREF(r);
     Py_RETURN_FALSE;
@@ -640,9 +667,8 @@ static void writer_dealloc(PyObject *op) {
     WriterObject *self = WRITER(op);
     PyObject_GC_UnTrack(op);
     if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
-    hurray_stream_writer_destroy(self->w); /* finishes, ignoring errors */
+    hurray_stream_writer_destroy(self->w); /* unfinished: abandoned, no end frame */
     self->w = NULL;
-    transport_close(&self->t);
     if (self->lock != NULL) PyThread_free_lock(self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -658,20 +684,26 @@ static PyMethodDef writer_methods[] = {
                "written and the writer stays usable: StreamError. A tensor whose bytes are\n"
                "not in host memory: UnsupportedError. After finish(): StreamError.")},
     {"finish", writer_finish, METH_NOARGS,
-     PyDoc_STR("finish()\n--\n\nEnds the stream and releases the transport (the duplicated\n"
-               "descriptor); an in-memory writer keeps its bytes. Idempotent.")},
+     PyDoc_STR("finish()\n--\n\nEnds the stream: writes the end frame (stream.md HR-STREAM-12),\n"
+               "so that a reader knows the stream is whole, and releases the transport (the\n"
+               "duplicated descriptor); an in-memory writer keeps its bytes, end frame\n"
+               "included. Idempotent.")},
     {"getvalue", writer_getvalue, METH_NOARGS,
      PyDoc_STR("getvalue() -> bytes\n--\n\nThe stream so far, for a writer with no\n"
                "destination; repeatable (nothing is consumed). StreamError for a writer\n"
                "with a destination.")},
     {"__enter__", return_self, METH_NOARGS, PyDoc_STR("Returns the writer.")},
     {"__exit__", (PyCFunction)(void (*)(void))writer_exit, METH_FASTCALL,
-     PyDoc_STR("finish(); exceptions propagate.")},
+     PyDoc_STR("finish() on a normal exit. When an exception leaves the block the stream is\n"
+               "abandoned instead: the transport is released without the end frame, so a\n"
+               "reader sees a stream that did not end well (end 'eof'), never a finished one.\n"
+               "Exceptions propagate.")},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef writer_getset[] = {
-    {"finished", writer_get_finished, NULL, PyDoc_STR("True after finish()."), NULL},
+    {"finished", writer_get_finished, NULL,
+     PyDoc_STR("True after finish() (or after a with block an exception left)."), NULL},
     {"offset", writer_get_offset, NULL, PyDoc_STR("Bytes written so far."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -684,14 +716,18 @@ static PyMemberDef writer_members[] = {
 static PyType_Slot writer_slots[] = {
     {Py_tp_doc,
      (void *)PyDoc_STR(
-         "StreamWriter(destination=None, *, cross_machine=False)\n--\n\n"
+         "StreamWriter(destination=None, *, cross_machine=False, timeout=<the socket's>)\n"
+         "--\n\n"
          "Writes a Hurray stream: each write() emits one item's frames at once. The\n"
          "destination is a file descriptor (int) or an object with fileno() (flushed, then\n"
          "its descriptor duplicated: finishing never closes the caller's); None builds the\n"
          "stream in memory, read with getvalue(). io.BytesIO is refused (use no\n"
          "destination and getvalue()). cross_machine=True refuses buffers that are not\n"
-         "producer_synced. Blocking writes release the GIL. Context manager: finish() on\n"
-         "exit.")},
+         "producer_synced. timeout (seconds, or None; by default a socket's own\n"
+         "gettimeout()) bounds each wait for the peer to take bytes: StreamTimeoutError.\n"
+         "Blocking writes release the GIL and run Python's signal handlers. Context\n"
+         "manager: finish() on exit (the end frame), abandon when an exception leaves the\n"
+         "block; a writer collected unfinished is abandoned too.")},
     {Py_tp_new, writer_new},
     {Py_tp_methods, writer_methods},
     {Py_tp_getset, writer_getset},

@@ -59,6 +59,7 @@ typedef struct {
     PyObject *InternalError;
     PyObject *FileError;
     PyObject *StreamError;
+    PyObject *StreamTimeoutError; /* StreamError and TimeoutError: IO with ETIMEDOUT */
 
     /* dtypes: one singleton per named or private tag, NULL for the others */
     PyTypeObject *Dtype_Type;

@@ -1,0 +1,210 @@
+/* Fuzz target: the stream reader over its descriptor and callback transports,
+ * with the default limits (stream.md HR-STREAM-7, -11, -12, -16).
+ *
+ * The last input byte chooses how the bytes arrive; the rest is the stream:
+ *   - bit 7 set: a pipe -- the stream is written into it (up to 60 KiB, what a
+ *     pipe holds without a reader) and the write end closed; the reader reads
+ *     the descriptor through libhurray's OS layer (poll, read, its waker);
+ *   - bit 7 clear: a read callback that hands out short reads, their lengths
+ *     drawn from a generator seeded by the input, so every part of a frame
+ *     (header, descriptor, buffer, padding, commit steps) is cut everywhere.
+ * Bit 6 sets require_end_frame; the limits are the defaults: a claim of up to
+ * 16 GiB is accepted and must cost nothing until its bytes arrive (libFuzzer's
+ * -malloc_limit_mb and -rss_limit_mb, set low by make fuzz-smoke, make any
+ * amplification a finding).
+ *
+ * Oracles beyond "sanitizers are quiet":
+ *   - the items and the outcome equal those of a memory reader over the same
+ *     bytes (the transport and the read sizes change nothing); a failure is
+ *     the same pinned status at the same offset, and sticky;
+ *   - allocation is bounded by what arrived: the reader's allocator traps if
+ *     its live bytes exceed a bound linear in the input plus the constants
+ *     the limits give (descriptor scratch, one buffer step, a members table);
+ *   - nothing stays allocated once the items and the reader are freed. */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hurray/hurray.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int cond) {
+    if (!cond) __builtin_trap(); /* an oracle failure is a finding */
+}
+
+#define PIPE_BYTES (60u * 1024u)
+
+/* ---- a bounded, counting allocator ------------------------------------------- */
+
+struct bounded {
+    size_t live;
+    size_t cap;
+};
+
+static void *bounded_alloc(void *ctx, size_t n) {
+    struct bounded *b = ctx;
+    if (n > b->cap || b->live > b->cap - n) __builtin_trap(); /* memory beyond the bound */
+    void *p = malloc(n ? n : 1);
+    if (p) b->live += n;
+    return p;
+}
+
+static void bounded_free(void *ctx, void *p, size_t n) {
+    struct bounded *b = ctx;
+    if (!p) return;
+    b->live -= n;
+    free(p);
+}
+
+/* What may be live at once under the default limits (stream.md HR-STREAM-8,
+ * -16): the reader, its read-ahead and a descriptor scratch of up to
+ * max_descriptor_bytes; one buffer under 1 MiB ahead of its bytes (larger ones
+ * are reserved address space, not allocations); a members table of up to
+ * max_composite_members pointers; then, per input byte, what it can make the
+ * reader hold: the byte itself, and per frame (>= 72 bytes) an item record, a
+ * descriptor and a buffer table, per buffer (>= 8 bytes with padding) its
+ * alignment slack and header. */
+static size_t memory_bound(size_t input) {
+    size_t per_frame = sizeof(struct hurray_item) + sizeof(struct hurray_descriptor) +
+                       HURRAY_MAX_BUFFERS * sizeof(struct hurray_item_buffer) + 256;
+    size_t per_buffer = 4096 + 64;
+    return ((size_t)4 << 20) + HURRAY_DEFAULT_MAX_COMPOSITE_MEMBERS * sizeof(void *) +
+           input * 2 + (input / 72 + 2) * per_frame + (input / 8 + 1) * per_buffer;
+}
+
+/* ---- the callback transport: short reads ----------------------------------------- */
+
+struct trickle {
+    const uint8_t *p;
+    size_t n, pos;
+    uint64_t rng;
+};
+
+static uint64_t next_rand(uint64_t *s) { /* xorshift64* */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * UINT64_C(2685821657736338717);
+}
+
+static int trickle_read(void *ctx, uint8_t *dst, size_t cap, size_t *got,
+                        struct hurray_error *err) {
+    struct trickle *t = ctx;
+    (void)err;
+    uint64_t r = next_rand(&t->rng);
+    size_t want = (r & 3) == 0 ? cap : 1 + (size_t)((r >> 8) % 23); /* mostly short */
+    size_t n = t->n - t->pos;
+    if (n > want) n = want;
+    if (n > cap) n = cap;
+    memcpy(dst, t->p + t->pos, n);
+    t->pos += n;
+    *got = n;
+    return HURRAY_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+struct outcome {
+    int status;
+    size_t items;
+    uint64_t offsets[64]; /* reader offset after each of the first 64 items */
+    uint64_t end_offset;
+    int end;
+    struct hurray_error err;
+};
+
+static void read_all(struct hurray_stream_reader *r, struct outcome *o) {
+    memset(o, 0, sizeof *o);
+    for (;;) {
+        struct hurray_item *it = NULL;
+        o->status = hurray_stream_reader_next(r, &it, &o->err);
+        check(o->status >= 0 && o->status < HURRAY_STATUS_COUNT);
+        if (o->status != HURRAY_OK) {
+            struct hurray_error again;
+            check(it == NULL && o->err.code == o->status);
+            check(hurray_stream_reader_next(r, &it, &again) == o->status);
+            check(again.offset == o->err.offset && it == NULL);
+            break;
+        }
+        if (!it) break;
+        if (o->items < 64) o->offsets[o->items] = hurray_stream_reader_offset(r);
+        o->items++;
+        hurray_item_destroy(it);
+    }
+    o->end_offset = hurray_stream_reader_offset(r);
+    o->end = hurray_stream_reader_end(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    uint8_t mode = data[size - 1];
+    size--; /* the stream is the rest */
+    struct bounded b = {0, memory_bound(size)};
+    struct hurray_allocator a = {bounded_alloc, bounded_free, &b};
+    struct hurray_stream_reader_options opt;
+    struct hurray_stream_reader *r = NULL;
+    struct outcome want, got;
+
+    hurray_stream_reader_options_init(&opt); /* default limits */
+    opt.allocator = &a;
+    opt.require_end_frame = (mode & 0x40) != 0;
+
+    /* the reference: a memory reader over the same bytes */
+    if (hurray_stream_reader_create_memory(data, size, &opt, &r, NULL) != HURRAY_OK) return 0;
+    read_all(r, &want);
+    hurray_stream_reader_destroy(r);
+    check(b.live == 0);
+
+    if (mode & 0x80) { /* a pipe, filled and closed before reading */
+        int fds[2];
+        if (size > PIPE_BYTES || pipe(fds) != 0) return 0;
+        size_t done = 0;
+        while (done < size) {
+            ssize_t n = write(fds[1], data + done, size - done);
+            if (n <= 0) break;
+            done += (size_t)n;
+        }
+        close(fds[1]);
+        if (done != size) {
+            close(fds[0]);
+            return 0;
+        }
+        opt.timeout_ms = 10000; /* a reader that waited for more would be a finding */
+        int st = hurray_stream_reader_create_fd(fds[0], &opt, &r, NULL);
+        close(fds[0]); /* the reader holds its own duplicate */
+        if (st != HURRAY_OK) return 0;
+    } else {
+        struct trickle *t = malloc(sizeof *t);
+        if (!t) return 0;
+        *t = (struct trickle){data, size, 0, UINT64_C(0x9E3779B97F4A7C15) ^ size ^ mode};
+        for (size_t i = 0; i < size && i < 64; i++) t->rng = t->rng * 31u + data[i] + 1u;
+        if (t->rng == 0) t->rng = 1;
+        if (hurray_stream_reader_create_callback(trickle_read, t, &opt, &r, NULL) != HURRAY_OK) {
+            free(t);
+            return 0;
+        }
+        read_all(r, &got);
+        hurray_stream_reader_destroy(r);
+        free(t);
+        goto compare;
+    }
+    read_all(r, &got);
+    hurray_stream_reader_destroy(r);
+compare:
+    check(b.live == 0);
+    /* NOMEM (a platform that cannot reserve a claim) is the one outcome a transport may add */
+    if (got.status == HURRAY_E_NOMEM || want.status == HURRAY_E_NOMEM) return 0;
+    check(got.status == want.status && got.items == want.items && got.end == want.end);
+    for (size_t i = 0; i < got.items && i < 64; i++) check(got.offsets[i] == want.offsets[i]);
+    if (got.status == HURRAY_OK) {
+        check(got.end_offset == want.end_offset);
+    } else {
+        check(got.err.has_offset && got.err.offset == want.err.offset);
+        check(strcmp(got.err.field, want.err.field) == 0);
+    }
+    return 0;
+}
