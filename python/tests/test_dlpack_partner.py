@@ -16,6 +16,7 @@ clean exception (or a correct tensor) and exit status 0.
 """
 import builtins
 import gc
+import mmap
 import os
 import subprocess
 import sys
@@ -428,6 +429,12 @@ def read_only_sources(tmp_path):
     m = np.memmap(path, dtype=np.float32, mode="r")
     out.append(("numpy.memmap mode 'r'", hurray.from_numpy(m),
                 lambda path=path: np.fromfile(path, np.float32)))
+    raw = tmp_path / "values.raw"
+    values.tofile(raw)
+    with open(raw, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # a write would be SIGSEGV
+    out.append(("mmap.mmap ACCESS_READ", Tensor(mm, hurray.float32, (16,), copy=False),
+                lambda mm=mm: np.frombuffer(mm, np.float32).copy()))
     hry = tmp_path / "values.hry"
     hurray.save(str(hry), {"v": hurray.from_numpy(values)})
     mapped = hurray.load(str(hry), mmap=True)["v"]
@@ -449,7 +456,7 @@ def read_only_sources(tmp_path):
 
 def test_REQ_PARTNER_READONLY_COW_HR_DLPACK_4_every_source_copied_never_written(tmp_path):
     sources = read_only_sources(tmp_path)
-    assert len(sources) == 8
+    assert len(sources) == 9
     for name, t, current in sources:
         assert t.buffer(0).readonly, name
         before = current().copy()
