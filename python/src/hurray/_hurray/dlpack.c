@@ -528,7 +528,8 @@ static PyObject *make_capsule(const struct hurray_descriptor *d,
     return NULL;
 }
 
-/* Element size in bytes of fixed memcpy sizes, so the compiler inlines them. */
+/* One element copied; the common sizes are spelled out so that each memcpy
+ * is inlined. */
 static inline void copy_elem(char *dst, const char *src, size_t n) {
     switch (n) {
     case 1: memcpy(dst, src, 1); break;
@@ -572,7 +573,7 @@ static void gather_row_major(char *dst, const char *first, unsigned rank, const 
 }
 
 /* Why an export must be a copy (docs/spec/dlpack.md § Layouts partners can
- * take, § Read-only data and PyTorch). */
+ * take, § to_torch's copy). */
 enum { NEED_NONE, NEED_NEG_STRIDE, NEED_READ_ONLY };
 
 static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream,
