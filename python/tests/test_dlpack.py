@@ -456,11 +456,20 @@ def test_REQ_DLPACK_COPY_true_copies_and_flags_it(max_version):
 
 def test_REQ_DLPACK_COPY_strided_span_and_device_refusal():
     base = aligned(np.arange(40, dtype=np.int64))
+    a = base[::3]  # non-negative strides: the span is copied, the strides kept
+    t = hurray.from_numpy(a)
+    assert t.layout.name == "strided"
+    c = t.__dlpack__(max_version=(1, 1), copy=True)
+    assert inspect(c)["strides"] == (3,)
+    b = np.from_dlpack(hurray.from_dlpack(c))
+    assert b.tolist() == a.tolist() and not np.shares_memory(b, base)
+    # a negative stride never leaves in a capsule: the copy is row-major
+    # (dlpack.md § Layouts partners can take)
     a = base[::-3]
     t = hurray.from_numpy(a)
     assert t.layout.name == "strided"
     c = t.__dlpack__(max_version=(1, 1), copy=True)
-    assert inspect(c)["strides"] == (-3,)
+    assert inspect(c)["strides"] == (1,) and inspect(c)["flags"] == dl.IS_COPIED
     b = np.from_dlpack(hurray.from_dlpack(c))
     assert b.tolist() == a.tolist() and not np.shares_memory(b, base)
     cuda, _ = device_tensor(dl.kDLCUDA)
@@ -605,7 +614,7 @@ def test_REQ_DLPACK_NUMPY_layouts_map_both_ways():
     cases = {
         "row_major": base,
         "col_major": np.asfortranarray(base),
-        "strided": base[::-1, ::2],
+        "strided": base[:, ::2],
     }
     for layout, a in cases.items():
         if layout == "col_major":
@@ -618,6 +627,18 @@ def test_REQ_DLPACK_NUMPY_layouts_map_both_ways():
         u = hurray.from_dlpack(b)
         assert u.layout.name == layout, (layout, u.layout)
         assert np.array_equal(np.asarray(u), a) and np.asarray(u).ctypes.data == a.ctypes.data
+    # negative strides: NumPy's own export shares them, and hurray takes them without a
+    # copy; hurray's export never carries one (dlpack.md § Layouts partners can take):
+    # NumPy gets a row-major copy, and np.asarray stays the zero-copy path
+    a = base[::-1, ::2]
+    u = hurray.from_dlpack(a)
+    assert u.layout.name == "strided" and np.asarray(u).ctypes.data == a.ctypes.data
+    t = hurray.from_numpy(a)
+    b = np.from_dlpack(t)
+    assert np.array_equal(a, b) and b.flags.c_contiguous and not np.shares_memory(a, b)
+    assert np.asarray(t).ctypes.data == a.ctypes.data
+    with pytest.raises(BufferError, match="negative stride in dimension 0"):
+        np.from_dlpack(t, copy=False)
 
 
 def test_REQ_DLPACK_NUMPY_read_only_numpy_export():

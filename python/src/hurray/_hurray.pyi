@@ -534,7 +534,7 @@ class Tensor:
         copy: bool | None = None,
     ) -> CapsuleType: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
-    def to_torch(self) -> object: ...  # torch.Tensor
+    def to_torch(self, *, copy: bool | None = None) -> object: ...  # torch.Tensor
 
 # dtype None is hurray.float32
 def zeros(

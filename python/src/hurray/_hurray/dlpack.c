@@ -15,7 +15,11 @@
  * its manager_ctx is a strong reference to the tensor, released by the
  * deleter -- so the tensor (and every buffer it holds) lives until the
  * consumer is done. copy=True copies into an owned aligned buffer instead
- * (IS_COPIED) and the reference is to that buffer. The deleter runs on any
+ * (IS_COPIED) and the reference is to that buffer. No negative stride ever
+ * leaves (HR-DLPACK-3: PyTorch aborts on one): such a layout is exported as a
+ * C-order copy (copy=None/True) or refused (copy=False). The struct is owned
+ * by the capsule and the deleter obligation together, and the deleter is
+ * idempotent while the capsule lives (HR-DLPACK-6). The deleter runs on any
  * thread, with or without the GIL, also after the interpreter has finalised
  * (then it frees the C struct and leaks the reference: there is no
  * interpreter left to release it in). The capsule's destructor calls the
@@ -50,11 +54,17 @@
  * the versioned flag; a legacy capsule, which cannot say, is writable
  * (PyTorch's and CuPy's reading, and what lets a JAX array come back to
  * JAX: JAX speaks only the legacy capsule, and read-only data cannot leave
- * on that path). */
+ * on that path). A torch tensor with PyTorch's lazy negation or conjugation
+ * bit is resolved (a copy) before its __dlpack__ is asked (HR-DLPACK-5).
+ *
+ * PyTorch (docs/spec/dlpack.md § PyTorch). to_torch(*, copy=None) applies
+ * PyTorch's limits: read-only data leaves only as a copy, since PyTorch
+ * ignores READ_ONLY (HR-DLPACK-4). */
 #include "state.h"
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,43 +153,74 @@ static void release_ctx(void *ctx) {
     PyGILState_Release(g);
 }
 
-/* The structs are malloc'd, not PyMem: free must work without the GIL and
- * after finalisation. */
-static void deleter_versioned(hrdl_managed_versioned *self) {
-    if (self == NULL) return;
-    void *ctx = self->manager_ctx;
-    free(self);
+/* One allocation per exported capsule (docs/spec/dlpack.md § Capsule
+ * ownership): the managed struct first -- its address is the pointer the
+ * consumer holds and passes to the deleter -- then the block's own state, then
+ * shape and strides. malloc'd, not PyMem: free must work without the GIL and
+ * after finalisation.
+ *
+ * Two parties own the block: the capsule, until it is collected, and the
+ * obligation to call the deleter once (`refs` starts at 2; whichever drops
+ * the last frees). The deleter is idempotent while the block lives: the
+ * reference in manager_ctx is released by the first call only. That is what
+ * makes a consumer that calls the deleter and then leaves the capsule under
+ * its unused name harmless -- PyTorch 2.13 does so when its import fails
+ * late (an OpenCL device: "grandfathered Caffe2 device type"), after which the
+ * capsule's destructor would call the deleter a second time: a double free
+ * before this rule. */
+struct export_block {
+    union {
+        hrdl_managed_versioned v;
+        hrdl_managed l;
+    } m;                /* first: &block->m is the block */
+    atomic_int refs;    /* the capsule + the deleter obligation */
+    atomic_int deleted; /* the deleter has run (its reference is released) */
+    int versioned;
+    int64_t dims[];     /* shape[ndim], then strides[ndim] */
+};
+
+static void block_unref(struct export_block *b) {
+    if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+}
+
+/* The deleter proper: the first call releases manager_ctx and the deleter's
+ * share of the block; later calls (while the capsule still holds it) do
+ * nothing. */
+static void block_delete(struct export_block *b) {
+    if (atomic_exchange(&b->deleted, 1)) return;
+    void *ctx = b->versioned ? b->m.v.manager_ctx : b->m.l.manager_ctx;
+    block_unref(b);
     release_ctx(ctx);
+}
+
+static void deleter_versioned(hrdl_managed_versioned *self) {
+    if (self != NULL) block_delete((struct export_block *)(void *)self);
 }
 
 static void deleter_legacy(hrdl_managed *self) {
-    if (self == NULL) return;
-    void *ctx = self->manager_ctx;
-    free(self);
-    release_ctx(ctx);
+    if (self != NULL) block_delete((struct export_block *)(void *)self);
 }
 
-/* Called when the capsule is collected: the deleter runs only while the
- * capsule still has its unused name (a consumer that renamed it owns the
- * struct now). A pending exception is kept. */
+/* Called when the capsule is collected. The block rides in the capsule's
+ * context (readable whatever the capsule's name). The deleter runs only while
+ * the capsule still has its unused name (a consumer that renamed it took the
+ * obligation over); then the capsule's share of the block is dropped. A
+ * pending exception is kept. */
 static void capsule_destructor(PyObject *capsule) {
-    int versioned = PyCapsule_IsValid(capsule, HRDL_CAPSULE_VERSIONED);
-    if (!versioned && !PyCapsule_IsValid(capsule, HRDL_CAPSULE_LEGACY)) return;
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *exc = PyErr_GetRaisedException();
 #else
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
 #endif
-    void *p = PyCapsule_GetPointer(capsule, versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY);
-    if (p == NULL) {
-        PyErr_WriteUnraisable(capsule);
-    } else if (versioned) {
-        hrdl_managed_versioned *m = p;
-        if (m->deleter != NULL) m->deleter(m);
+    struct export_block *b = PyCapsule_GetContext(capsule);
+    if (b == NULL) {
+        PyErr_Clear(); /* not ours (no context): nothing of ours to release */
     } else {
-        hrdl_managed *m = p;
-        if (m->deleter != NULL) m->deleter(m);
+        if (PyCapsule_IsValid(capsule, HRDL_CAPSULE_VERSIONED) ||
+            PyCapsule_IsValid(capsule, HRDL_CAPSULE_LEGACY))
+            block_delete(b);
+        block_unref(b);
     }
 #if PY_VERSION_HEX >= 0x030C0000
     PyErr_SetRaisedException(exc);
@@ -196,6 +237,8 @@ struct export_req {
     int copy;         /* -1 None, 0 False, 1 True */
     int32_t dl_type;  /* the device type the capsule declares */
     int32_t dl_id;
+    const char *who;  /* "__dlpack__" or "to_torch", for messages */
+    int for_torch;    /* the consumer is PyTorch: read-only data leaves as a copy */
 };
 
 /* max_version: None -> legacy; (major, minor) with major >= 1 -> versioned. */
@@ -432,30 +475,31 @@ static PyObject *make_capsule(const struct hurray_descriptor *d,
                               const struct hurray_dtype_info *info, const struct export_req *req,
                               void *data, const int64_t *strides, uint64_t flags, PyObject *ctx) {
     size_t extra = (size_t)d->rank * 2u * sizeof(int64_t);
+    struct export_block *b = malloc(sizeof *b + extra);
+    if (b == NULL) {
+        Py_DECREF(ctx);
+        return PyErr_NoMemory();
+    }
+    memset(b, 0, sizeof *b);
+    atomic_init(&b->refs, 2);
+    atomic_init(&b->deleted, 0);
+    b->versioned = req->versioned;
     hrdl_tensor *t;
-    void *mt;
     if (req->versioned) {
-        hrdl_managed_versioned *v = malloc(sizeof *v + extra);
-        if (v == NULL) goto nomem;
-        memset(v, 0, sizeof *v);
+        hrdl_managed_versioned *v = &b->m.v;
         v->version.major = HRDL_MAJOR;
         v->version.minor = req->minor;
         v->manager_ctx = ctx;
         v->deleter = deleter_versioned;
         v->flags = flags;
         t = &v->dl_tensor;
-        mt = v;
     } else {
-        hrdl_managed *l = malloc(sizeof *l + extra);
-        if (l == NULL) goto nomem;
-        memset(l, 0, sizeof *l);
+        hrdl_managed *l = &b->m.l;
         l->manager_ctx = ctx;
         l->deleter = deleter_legacy;
         t = &l->dl_tensor;
-        mt = l;
     }
-    int64_t *shape = (int64_t *)((char *)mt + (req->versioned ? sizeof(hrdl_managed_versioned)
-                                                              : sizeof(hrdl_managed)));
+    int64_t *shape = b->dims;
     for (unsigned k = 0; k < d->rank; k++) {
         shape[k] = (int64_t)d->shape[k];
         shape[d->rank + k] = strides[k];
@@ -471,25 +515,76 @@ static PyObject *make_capsule(const struct hurray_descriptor *d,
     t->strides = d->rank ? shape + d->rank : NULL;
     t->byte_offset = 0; /* data is the first element: what every partner expects */
     PyObject *capsule = PyCapsule_New(
-        mt, req->versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY, capsule_destructor);
-    if (capsule == NULL) {
-        if (req->versioned) deleter_versioned(mt);
-        else deleter_legacy(mt);
+        &b->m, req->versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY, capsule_destructor);
+    if (capsule != NULL && PyCapsule_SetContext(capsule, b) == 0) return capsule;
+    if (capsule != NULL) {
+        /* Unreachable in practice (SetContext fails only on an invalid capsule);
+         * the destructor, with no context, releases nothing: do it here. */
+        PyCapsule_SetDestructor(capsule, NULL);
+        Py_DECREF(capsule);
     }
-    return capsule;
-nomem:
-    Py_DECREF(ctx);
-    return PyErr_NoMemory();
+    block_delete(b);
+    block_unref(b);
+    return NULL;
 }
+
+/* One element copied; the common sizes are spelled out so that each memcpy
+ * is inlined. */
+static inline void copy_elem(char *dst, const char *src, size_t n) {
+    switch (n) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, n); break;
+    }
+}
+
+/* The elements of a non-empty strided tensor (element strides of any sign,
+ * element 0 at `first`) copied in C order to `dst`: a compact row-major tensor
+ * of the same shape and values. An odometer over the outer dimensions; the
+ * innermost is one memcpy where it is contiguous. */
+static void gather_row_major(char *dst, const char *first, unsigned rank, const uint64_t *shape,
+                             const int64_t *strides, size_t itemsize) {
+    uint64_t idx[HURRAY_MAX_RANK] = {0};
+    int64_t off = 0; /* bytes from `first` to the current row's first element */
+    const unsigned last = rank - 1u;
+    const uint64_t n = shape[last];
+    const int64_t step = strides[last] * (int64_t)itemsize;
+    for (;;) {
+        if (step == (int64_t)itemsize) {
+            memcpy(dst, first + off, (size_t)n * itemsize);
+            dst += n * itemsize;
+        } else {
+            int64_t o = off;
+            for (uint64_t i = 0; i < n; i++, o += step, dst += itemsize)
+                copy_elem(dst, first + o, itemsize);
+        }
+        int k = (int)last - 1;
+        for (; k >= 0; k--) {
+            off += strides[k] * (int64_t)itemsize;
+            if (++idx[k] < shape[k]) break;
+            off -= strides[k] * (int64_t)itemsize * (int64_t)shape[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+/* Why an export must be a copy (docs/spec/dlpack.md § Layouts partners can
+ * take, § to_torch's copy). */
+enum { NEED_NONE, NEED_NEG_STRIDE, NEED_READ_ONLY };
 
 static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream,
                                 PyObject *dl_device, struct export_req *req) {
+    const char *who = req->who;
     const struct hurray_descriptor *d = NULL;
     PyObject *device = NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
     if (!hrpy_tensor_peek(st, self, &d, &device)) {
-        PyErr_SetString(PyExc_TypeError, "__dlpack__: not a hurray.Tensor");
+        PyErr_Format(PyExc_TypeError, "%s: not a hurray.Tensor", who);
         return NULL;
     }
     uint8_t tag, memory_class;
@@ -504,43 +599,105 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     if (d->device != HURRAY_DEVICE_CPU && !dlpack_origin(st, self)) {
         const char *kind = hurray_device_name(d->device);
         PyErr_Format(PyExc_BufferError,
-                     "__dlpack__: the tensor declares device '%s' but its buffer is host memory "
+                     "%s: the tensor declares device '%s' but its buffer is host memory "
                      "(borrowed through the buffer protocol, allocated by the binding, or read "
                      "from a file or stream), not memory of that device; only device memory "
                      "received through DLPack is exported",
-                     kind ? kind : "?");
+                     who, kind ? kind : "?");
         return NULL;
     }
     struct hrpy_part p0;
     if (hrpy_tensor_part(st, self, 0, &p0) < 0) return NULL;
-    if (p0.readonly && !req->versioned && req->copy != 1) {
-        PyErr_SetString(PyExc_BufferError,
-                        "__dlpack__: the buffer is read-only and the legacy capsule (no "
-                        "max_version) has no flag to say so; ask for max_version >= (1, 0), or "
-                        "pass copy=True");
+    int64_t strides[HURRAY_MAX_RANK], neg = 0;
+    uint64_t span = 0, count = 1;
+    if (export_geometry(d, info, strides, &neg, &span) < 0) return NULL;
+    for (unsigned k = 0; k < d->rank; k++) count = d->shape[k] == 0 ? 0 : count * d->shape[k];
+    /* § Layouts partners can take: no negative stride ever leaves in a capsule.
+     * Where no element is reached through it (an extent of 0 or 1, or a tensor
+     * without elements) it is written as 0, which names the same elements; a
+     * negative stride that matters makes the export a row-major copy. */
+    int neg_dim = -1;
+    for (unsigned k = 0; k < d->rank; k++) {
+        if (strides[k] >= 0) continue;
+        if (count != 0 && d->shape[k] > 1) {
+            if (neg_dim < 0) neg_dim = (int)k;
+        } else {
+            strides[k] = 0;
+        }
+    }
+    /* Read-only means something only where there is an element to write. */
+    int readonly = p0.readonly && count != 0;
+    int need = neg_dim >= 0                  ? NEED_NEG_STRIDE
+               : readonly && req->for_torch ? NEED_READ_ONLY
+                                            : NEED_NONE;
+    if (need != NEED_NONE && req->copy == 0) {
+        if (need == NEED_NEG_STRIDE)
+            PyErr_Format(st->BufferError,
+                         "%s: negative stride in dimension %d (%lld elements); PyTorch cannot "
+                         "take a negative stride (its DLPack import aborts the process), so "
+                         "the binding exports such a layout only as a row-major copy, and "
+                         "copy=False forbids it",
+                         who, neg_dim, (long long)strides[neg_dim]);
+        else
+            PyErr_Format(st->BufferError,
+                         "%s: the buffer is read-only and PyTorch ignores DLPack's READ_ONLY "
+                         "flag (a write through the torch tensor would reach read-only "
+                         "memory), so read-only data goes to torch only as a copy, and "
+                         "copy=False forbids it",
+                         who);
         return NULL;
     }
-    int64_t strides[HURRAY_MAX_RANK], neg = 0;
-    uint64_t span = 0;
-    if (export_geometry(d, info, strides, &neg, &span) < 0) return NULL;
     char *first = p0.ptr == NULL ? NULL : (char *)p0.ptr + d->byte_offset;
-    if (req->copy != 1) {
+    if (need == NEED_NONE && req->copy != 1) {
+        if (readonly && !req->versioned) {
+            PyErr_Format(PyExc_BufferError,
+                         "%s: the buffer is read-only and the legacy capsule (no max_version) "
+                         "has no flag to say so; ask for max_version >= (1, 0), or pass "
+                         "copy=True",
+                         who);
+            return NULL;
+        }
         uint64_t flags = p0.readonly ? HRDL_FLAG_READ_ONLY : 0;
         return make_capsule(d, info, req, first, strides, flags, Py_NewRef(self));
     }
     if (!host_accessible(own_type)) {
         const char *kind = hurray_device_name(d->device);
         PyErr_Format(PyExc_BufferError,
-                     "__dlpack__: copy=True, and the binding cannot copy memory of device '%s'",
+                     "%s: %s, and the binding cannot copy memory of device '%s'", who,
+                     need == NEED_NEG_STRIDE ? "a negative stride needs a row-major copy"
+                     : need == NEED_READ_ONLY ? "read-only data needs a copy"
+                                              : "copy=True",
                      kind ? kind : "?");
         return NULL;
     }
     void *data = NULL;
     uint8_t log2 = 0;
-    PyObject *owned = hrpy_owned_new(st, span, 0, &data, &log2);
+    if (need != NEED_NEG_STRIDE) { /* the bytes the elements span, same strides */
+        PyObject *owned = hrpy_owned_new(st, span, 0, &data, &log2);
+        if (owned == NULL) return NULL;
+        if (span != 0) copy_bytes(data, first + neg, span);
+        return make_capsule(d, info, req, (char *)data - neg, strides, HRDL_FLAG_IS_COPIED,
+                            owned);
+    }
+    /* a negative stride: the elements in C order (count > 0, strided layout of
+     * a byte-addressable type; count * itemsize is bounded by HR-SHAPE-3) */
+    size_t itemsize = info->bits / 8u;
+    uint64_t nbytes = count * itemsize;
+    PyObject *owned = hrpy_owned_new(st, nbytes, 0, &data, &log2);
     if (owned == NULL) return NULL;
-    if (span != 0) copy_bytes(data, first + neg, span);
-    return make_capsule(d, info, req, (char *)data - neg, strides, HRDL_FLAG_IS_COPIED, owned);
+    if (nbytes < NOGIL_BYTES) {
+        gather_row_major(data, first, d->rank, d->shape, strides, itemsize);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        gather_row_major(data, first, d->rank, d->shape, strides, itemsize);
+        Py_END_ALLOW_THREADS
+    }
+    int64_t s = 1;
+    for (unsigned j = d->rank; j-- > 0;) {
+        strides[j] = s;
+        s *= (int64_t)d->shape[j];
+    }
+    return make_capsule(d, info, req, data, strides, HRDL_FLAG_IS_COPIED, owned);
 }
 
 PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const *args,
@@ -551,6 +708,7 @@ PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const 
     struct export_req req;
     memset(&req, 0, sizeof req);
     if (hrpy_bind("__dlpack__", args, nargs, kwnames, names, 4, 0, 0, a) < 0) return NULL;
+    req.who = "__dlpack__";
     if (parse_max_version(a[1], &req) < 0 || copy_arg(a[3], &req.copy) < 0) return NULL;
     return export_capsule(st, self, a[0], a[2], &req);
 }
@@ -588,7 +746,11 @@ const char hrpy_doc_dlpack[] =
     "(Tier 2 integers, quantized, non-dense layouts, buffers not producer_synced,\n"
     "read-only data on the legacy path, a stream on a stream-less device);\n"
     "UnsupportedError for devices DLPack has no type for. copy=True copies into a\n"
-    "new aligned buffer (IS_COPIED).";
+    "new aligned buffer (IS_COPIED). A negative stride never leaves in a capsule\n"
+    "(PyTorch aborts on one): such a layout is exported as a row-major copy for\n"
+    "copy=None or True, and copy=False raises BufferError naming the dimension.\n"
+    "Read-only data sets READ_ONLY on a versioned capsule (PyTorch ignores it: use\n"
+    "to_torch(), which copies read-only data).";
 
 const char hrpy_doc_dlpack_device[] =
     "__dlpack_device__() -> tuple[int, int]\n--\n\n"
@@ -981,8 +1143,91 @@ static int optional_attr(PyObject *obj, PyObject *name, PyObject **out) {
 #endif
 }
 
-static PyObject *from_dlpack_impl(hrpy_state *st, PyObject *obj, int copy, const char *who) {
-    if (PyCapsule_CheckExact(obj)) return ingest(st, obj, copy, 0, who);
+/* The module, imported on first use (ImportError when absent). */
+static PyObject *import_lazily(PyObject *name) {
+    PyObject *m = PyImport_GetModule(name);
+    if (m == Py_None) Py_CLEAR(m); /* blocked: let the import machinery say so */
+    if (m != NULL || PyErr_Occurred()) return m;
+    return PyImport_Import(name);
+}
+
+/* A CUDA torch tensor's current stream, synchronised (so that its bytes are
+ * producer_synced in fact): torch.cuda.current_stream(x.device).synchronize().
+ * Nothing for other devices. 0 / -1. */
+static int torch_sync_cuda(hrpy_state *st, PyObject *torch, PyObject *x) {
+    PyObject *is_cuda = PyObject_GetAttr(x, st->dlpack_obj[O_IS_CUDA]);
+    int cuda = is_cuda == NULL ? -1 : PyObject_IsTrue(is_cuda);
+    Py_XDECREF(is_cuda);
+    if (cuda <= 0) return cuda;
+    PyObject *dev = PyObject_GetAttrString(x, "device");
+    PyObject *tc = dev ? PyObject_GetAttrString(torch, "cuda") : NULL;
+    PyObject *stream = tc ? PyObject_CallMethod(tc, "current_stream", "O", dev) : NULL;
+    PyObject *r = stream ? PyObject_CallMethod(stream, "synchronize", NULL) : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(stream);
+    Py_XDECREF(tc);
+    Py_XDECREF(dev);
+    return r == NULL ? -1 : 0;
+}
+
+/* PyTorch's lazy bits (docs/spec/dlpack.md § PyTorch's lazy negation and
+ * conjugation): x.conj() of a complex tensor and x.conj().imag /
+ * torch._neg_view(x) are views whose memory holds the values *before* the
+ * conjugation or negation, with a bit on the tensor saying so. DLPack has no
+ * such bit: torch refuses to export a conjugated tensor and exports a negated
+ * one as its raw memory -- the wrong signs. When `obj` is a torch.Tensor (torch
+ * is already imported: an object cannot be one otherwise) with either bit set,
+ * *out becomes x.resolve_conj().resolve_neg(), a copy holding the true values
+ * (its CUDA stream synchronised), and 1 is returned; copy=False forbids that
+ * copy (ValueError naming the bit). 0 and *out = obj (a new reference) when
+ * there is nothing to resolve; -1 on error. */
+static int torch_resolve_bits(hrpy_state *st, PyObject *obj, int copy, const char *who,
+                              PyObject **out) {
+    static const struct {
+        const char *test, *resolve, *what;
+    } bits[] = {
+        {"is_conj", "resolve_conj", "conjugation"},
+        {"is_neg", "resolve_neg", "negation"},
+    };
+    *out = Py_NewRef(obj);
+    PyObject *torch = PyImport_GetModule(st->dlpack_obj[O_TORCH]);
+    if (torch == NULL) return PyErr_Occurred() ? -1 : 0;
+    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttrString(torch, "Tensor");
+    int is = cls == NULL ? 0 : PyObject_IsInstance(obj, cls);
+    Py_XDECREF(cls);
+    if (cls == NULL) PyErr_Clear(); /* a blocked or half-imported torch: not a tensor of it */
+    int resolved = 0;
+    if (is < 0) goto error;
+    for (size_t i = 0; is && i < sizeof bits / sizeof bits[0]; i++) {
+        PyObject *r = PyObject_CallMethod(*out, bits[i].test, NULL);
+        if (r == NULL) goto error;
+        int set = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (set < 0) goto error;
+        if (!set) continue;
+        if (copy == 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: the torch tensor has PyTorch's lazy %s bit set (x.%s()): its "
+                         "memory holds the values before the %s, and DLPack cannot say so; "
+                         "resolving it (x.%s()) is a copy, and copy=False forbids it",
+                         who, bits[i].what, bits[i].test, bits[i].what, bits[i].resolve);
+            goto error;
+        }
+        PyObject *x = PyObject_CallMethod(*out, bits[i].resolve, NULL);
+        if (x == NULL) goto error;
+        Py_SETREF(*out, x);
+        resolved = 1;
+    }
+    if (resolved && torch_sync_cuda(st, torch, *out) < 0) goto error;
+    Py_DECREF(torch);
+    return resolved;
+error:
+    Py_DECREF(torch);
+    Py_CLEAR(*out);
+    return -1;
+}
+
+static PyObject *from_object(hrpy_state *st, PyObject *obj, int copy, const char *who) {
     PyObject *meth = NULL, *devfn = NULL, *dev = NULL, *capsule = NULL, *result = NULL;
     int32_t dl_type = HURRAY_DL_CPU;
     int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
@@ -1028,6 +1273,18 @@ done:
     return result;
 }
 
+/* A capsule as it is; an object through its __dlpack__, a torch tensor's lazy
+ * bits resolved first (a copy already: copy=True is then satisfied). */
+static PyObject *from_dlpack_impl(hrpy_state *st, PyObject *obj, int copy, const char *who) {
+    if (PyCapsule_CheckExact(obj)) return ingest(st, obj, copy, 0, who);
+    PyObject *src = NULL;
+    int resolved = torch_resolve_bits(st, obj, copy, who, &src);
+    if (resolved < 0) return NULL;
+    PyObject *r = from_object(st, src, resolved && copy == 1 ? -1 : copy, who);
+    Py_DECREF(src);
+    return r;
+}
+
 static PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
     static const char *const names[] = {"x", "copy"};
@@ -1040,17 +1297,10 @@ static PyObject *hrpy_from_dlpack(PyObject *module, PyObject *const *args, Py_ss
 
 /* ==== PyTorch ================================================================================ */
 
-/* The module, imported on first use (ImportError when absent). */
-static PyObject *import_lazily(PyObject *name) {
-    PyObject *m = PyImport_GetModule(name);
-    if (m == Py_None) Py_CLEAR(m); /* blocked: let the import machinery say so */
-    if (m != NULL || PyErr_Occurred()) return m;
-    return PyImport_Import(name);
-}
-
 /* from_torch(tensor, *, copy=None): tensor.__dlpack__() wrapped without a copy
  * (copy on ingest applies). A CUDA tensor's stream is synchronised first, so
- * the tensor is producer_synced in fact. */
+ * the tensor is producer_synced in fact; a tensor with PyTorch's lazy
+ * negation or conjugation bit is resolved first (a copy: torch_resolve_bits). */
 static PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
     static const char *const names[] = {"tensor", "copy"};
@@ -1071,23 +1321,9 @@ static PyObject *hrpy_from_torch(PyObject *module, PyObject *const *args, Py_ssi
         Py_DECREF(torch);
         return NULL;
     }
-    PyObject *is_cuda = PyObject_GetAttr(a[0], st->dlpack_obj[O_IS_CUDA]);
-    int cuda = is_cuda == NULL ? -1 : PyObject_IsTrue(is_cuda);
-    Py_XDECREF(is_cuda);
-    if (cuda > 0) {
-        /* torch.cuda.current_stream(tensor.device).synchronize() */
-        PyObject *dev = PyObject_GetAttrString(a[0], "device");
-        PyObject *tc = dev ? PyObject_GetAttrString(torch, "cuda") : NULL;
-        PyObject *stream = tc ? PyObject_CallMethod(tc, "current_stream", "O", dev) : NULL;
-        PyObject *r = stream ? PyObject_CallMethod(stream, "synchronize", NULL) : NULL;
-        cuda = r == NULL ? -1 : 0;
-        Py_XDECREF(r);
-        Py_XDECREF(stream);
-        Py_XDECREF(tc);
-        Py_XDECREF(dev);
-    }
+    int synced = torch_sync_cuda(st, torch, a[0]);
     Py_DECREF(torch);
-    if (cuda < 0) return NULL;
+    if (synced < 0) return NULL;
     return from_dlpack_impl(st, a[0], copy, "from_torch");
 }
 
@@ -1107,8 +1343,9 @@ static int torch_float4_x2(hrpy_state *st, PyObject *capsule) {
         return 0;
     int n = t->ndim;
     int row_major = n > 0 && t->shape[n - 1] % 2 == 0;
-    int64_t s = 1;
-    for (int k = n - 1; row_major && k >= 0; k--) { /* C-contiguous in values */
+    int64_t s = 1, count = 1;
+    for (int k = 0; k < n; k++) count *= t->shape[k] == 0 ? 0 : 1;
+    for (int k = n - 1; row_major && count != 0 && k >= 0; k--) { /* C-contiguous in values */
         if (t->shape[k] != 1 && t->strides[k] != s) row_major = 0;
         s *= t->shape[k];
     }
@@ -1128,16 +1365,27 @@ static int torch_float4_x2(hrpy_state *st, PyObject *capsule) {
     return 0;
 }
 
-/* to_torch(): torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1))),
- * zero-copy. Asking 1.1 on torch's behalf is what lets float8 through:
+/* to_torch(*, copy=None): torch.utils.dlpack.from_dlpack of this tensor's
+ * __dlpack__(max_version=(1, 1), copy=...) capsule, exported with PyTorch's
+ * limits applied (docs/spec/dlpack.md § PyTorch): a negative stride and
+ * read-only data make the export a copy -- PyTorch aborts the process on the
+ * first and ignores DLPack's READ_ONLY flag on the second. copy=None shares
+ * when that is safe and copies otherwise; True always copies; False never
+ * does, and refuses (hurray.BufferError, naming the reason) where sharing is
+ * not safe. Asking 1.1 on torch's behalf is what lets float8 through:
  * torch.from_dlpack itself asks for (1, 0). A buffer that is not
  * producer_synced is refused first with UnsupportedError (seed § sync_mode). */
 PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *const *args,
                                Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"copy"};
+    PyObject *a[1];
     hrpy_state *st = PyType_GetModuleState(cls);
     const struct hurray_descriptor *d = NULL;
     PyObject *device = NULL;
-    if (hrpy_bind("to_torch", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0) return NULL;
+    struct export_req req;
+    memset(&req, 0, sizeof req);
+    if (hrpy_bind("to_torch", args, nargs, kwnames, names, 1, 0, 0, a) < 0) return NULL;
+    if (copy_arg(a[0], &req.copy) < 0) return NULL;
     if (!hrpy_tensor_peek(st, self, &d, &device)) {
         PyErr_SetString(PyExc_TypeError, "to_torch: not a hurray.Tensor");
         return NULL;
@@ -1156,9 +1404,11 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *cons
                               "bytes",
                               i, mode ? mode : "?");
     }
-    PyObject *stack[2] = {self, st->dlpack_obj[O_V11]};
-    PyObject *capsule = PyObject_VectorcallMethod(st->dlpack_obj[O_DLPACK], stack, 1,
-                                                  st->dlpack_obj[O_KW_MAX]);
+    req.versioned = 1;
+    req.minor = HRDL_MINOR;
+    req.who = "to_torch";
+    req.for_torch = 1;
+    PyObject *capsule = export_capsule(st, self, NULL, NULL, &req);
     if (capsule != NULL && torch_float4_x2(st, capsule) < 0) Py_CLEAR(capsule);
     PyObject *r = NULL;
     if (capsule != NULL) {
@@ -1172,11 +1422,19 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *cons
 }
 
 const char hrpy_doc_to_torch[] =
-    "to_torch() -> torch.Tensor\n--\n\n"
-    "torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1))): a torch\n"
-    "tensor over the same memory (CPU or CUDA), every Tier 1 type and the float8s.\n"
-    "Imports torch (ImportError when absent). UnsupportedError for a buffer that is\n"
-    "not producer_synced; BufferError for what DLPack cannot say.";
+    "to_torch(*, copy=None) -> torch.Tensor\n--\n\n"
+    "torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1), copy=copy))\n"
+    "with PyTorch's limits applied: a torch tensor over the same memory (CPU or\n"
+    "CUDA), every Tier 1 type and the float8s (float4 as float4_e2m1fn_x2).\n"
+    "copy=None shares the memory when that is safe and copies otherwise: read-only\n"
+    "data (a file mapped with load(mmap=True), a non-writeable ndarray, bytes, a\n"
+    "READ_ONLY DLPack import) is copied, because PyTorch ignores DLPack's READ_ONLY\n"
+    "flag, and a layout with a negative stride is copied to row-major, because\n"
+    "PyTorch cannot take one. copy=True always copies (the torch tensor then holds\n"
+    "only the copy, not this tensor); copy=False never copies and raises\n"
+    "hurray.BufferError naming the reason where a copy would be needed. Imports\n"
+    "torch (ImportError when absent). UnsupportedError for a buffer that is not\n"
+    "producer_synced; BufferError for what DLPack or PyTorch cannot take.";
 
 /* ==== module ================================================================================= */
 
@@ -1191,14 +1449,21 @@ static PyMethodDef dlpack_module_methods[] = {
                "flag gives read-only buffers (a legacy capsule, which has no flags, gives\n"
                "writable ones). copy=None copies\n"
                "host memory that is not 64-byte aligned; True always copies; False raises\n"
-               "ValueError where a copy is needed. BufferError for what hurray cannot\n"
-               "represent or an already consumed capsule; UnsupportedError for a DLPack\n"
-               "device type Hurray has no device for.")},
+               "ValueError where a copy is needed. A torch.Tensor with PyTorch's lazy\n"
+               "negation or conjugation bit (x.is_neg(), x.is_conj()) is resolved first,\n"
+               "which is a copy (ValueError for copy=False). BufferError for what hurray\n"
+               "cannot represent or an already consumed capsule; UnsupportedError for a\n"
+               "DLPack device type Hurray has no device for.")},
     {"from_torch", (PyCFunction)(void (*)(void))hrpy_from_torch, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("from_torch(tensor, /, *, copy=None) -> Tensor\n--\n\n"
                "tensor.__dlpack__() wrapped in a Tensor without a copy (the rules of\n"
-               "from_dlpack). A CUDA tensor's current stream is synchronised first.\n"
-               "Imports torch (ImportError when absent).")},
+               "from_dlpack). A CUDA tensor's current stream is synchronised first. A\n"
+               "tensor with PyTorch's lazy negation or conjugation bit set (x.is_neg(),\n"
+               "x.is_conj(): x.conj(), x.conj().imag, torch._neg_view(x)) holds the values\n"
+               "before the negation or conjugation, which DLPack cannot say: it is resolved\n"
+               "first (x.resolve_conj().resolve_neg(), a copy that does not keep x alive),\n"
+               "and copy=False raises ValueError naming the bit. Imports torch\n"
+               "(ImportError when absent).")},
     {NULL, NULL, 0, NULL},
 };
 
