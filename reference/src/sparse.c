@@ -1,0 +1,114 @@
+/* Index contents of the COO, CSR and CSC layouts.
+ * docs/spec/memory-layout.md § Index contents (HR-LAYOUT-24).
+ *
+ * The descriptor validator never reads index buffers; this is the one check
+ * of what they hold, for a consumer (or a binding handing the buffers to a
+ * library that indexes memory with them unchecked). Buffers are raw
+ * little-endian uint64 arrays; nothing is allocated. */
+#include "internal.h"
+
+static const char *major_ptr_name(uint8_t tag) {
+    return tag == HURRAY_LAYOUT_CSR ? "row_ptr" : "col_ptr";
+}
+static const char *minor_name(uint8_t tag) {
+    return tag == HURRAY_LAYOUT_CSR ? "col_indices" : "row_indices";
+}
+
+static int check_coo(uint8_t rank, const uint64_t *shape, uint64_t nnz, const uint8_t *idx,
+                     struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    for (unsigned d = 0; d < rank; d++) {
+        const uint8_t *row = idx + (uint64_t)d * nnz * 8u;
+        for (uint64_t j = 0; j < nnz; j++) {
+            uint64_t v = hri_load_u64le(row + j * 8u);
+            if (v < shape[d]) continue;
+            return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "indices[%u][%llu]", d,
+                                                            (unsigned long long)j),
+                            "indices[%u][%llu] = %llu is not below shape[%u] = %llu", d,
+                            (unsigned long long)j, (unsigned long long)v, d,
+                            (unsigned long long)shape[d]);
+        }
+    }
+    return HURRAY_OK;
+}
+
+static int check_compressed(uint8_t tag, uint64_t n, uint64_t minor_extent, uint64_t nnz,
+                            const uint8_t *idx, const uint8_t *ptr, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    const char *pname = major_ptr_name(tag), *iname = minor_name(tag);
+    uint64_t prev = hri_load_u64le(ptr);
+    HR_FAIL_IF(prev != 0, err, HURRAY_E_INDEX, hri_fieldf(f, "%s[0]", pname),
+               "%s[0] = %llu; the pointers start at 0", pname, (unsigned long long)prev);
+    for (uint64_t i = 1; i <= n; i++) {
+        uint64_t v = hri_load_u64le(ptr + i * 8u);
+        if (v >= prev) {
+            prev = v;
+            continue;
+        }
+        return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "%s[%llu]", pname, (unsigned long long)i),
+                        "%s[%llu] = %llu is below %s[%llu] = %llu; the pointers never decrease",
+                        pname, (unsigned long long)i, (unsigned long long)v, pname,
+                        (unsigned long long)(i - 1), (unsigned long long)prev);
+    }
+    HR_FAIL_IF(prev != nnz, err, HURRAY_E_INDEX,
+               hri_fieldf(f, "%s[%llu]", pname, (unsigned long long)n),
+               "%s[%llu] = %llu; the last pointer is nnz = %llu", pname, (unsigned long long)n,
+               (unsigned long long)prev, (unsigned long long)nnz);
+    for (uint64_t j = 0; j < nnz; j++) {
+        uint64_t v = hri_load_u64le(idx + j * 8u);
+        if (v < minor_extent) continue;
+        return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "%s[%llu]", iname, (unsigned long long)j),
+                        "%s[%llu] = %llu is not below shape[%d] = %llu", iname,
+                        (unsigned long long)j, (unsigned long long)v,
+                        tag == HURRAY_LAYOUT_CSR ? 1 : 0, (unsigned long long)minor_extent);
+    }
+    return HURRAY_OK;
+}
+
+/* Bytes of `count` uint64 entries, or BUFFER_SIZE naming `name` when `have` is short. */
+static int need_bytes(const char *name, uint64_t count, uint64_t have, struct hurray_error *err) {
+    uint64_t need = 0;
+    HR_FAIL_IF(hri_mul_u64(count, 8u, &need), err, HURRAY_E_OVERFLOW, name,
+               "%s: %llu entries of 8 bytes exceed 2^64-1", name, (unsigned long long)count);
+    HR_FAIL_IF(have < need, err, HURRAY_E_BUFFER_SIZE, name,
+               "%s: %llu bytes, the layout needs %llu", name, (unsigned long long)have,
+               (unsigned long long)need);
+    return HURRAY_OK;
+}
+
+int hurray_sparse_validate_index_buffers(const struct hurray_layout *layout, uint8_t rank,
+                                         const uint64_t *shape, const uint8_t *index,
+                                         uint64_t index_bytes, const uint8_t *ptr,
+                                         uint64_t ptr_bytes, struct hurray_error *err) {
+    HR_FAIL_IF(!layout || (layout->tag != HURRAY_LAYOUT_COO && layout->tag != HURRAY_LAYOUT_CSR &&
+                           layout->tag != HURRAY_LAYOUT_CSC),
+               err, HURRAY_E_ARGUMENT, "layout",
+               "sparse_validate_index_buffers: not a coo, csr or csc layout");
+    HR_FAIL_IF(!shape && rank, err, HURRAY_E_ARGUMENT, "shape",
+               "sparse_validate_index_buffers: NULL shape");
+    HR_FAIL_IF((!index && index_bytes) || (!ptr && ptr_bytes), err, HURRAY_E_ARGUMENT, "index",
+               "sparse_validate_index_buffers: NULL buffer with a non-zero size");
+    const uint8_t tag = layout->tag;
+    const uint64_t nnz = layout->nnz;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    for (unsigned d = 0; d < rank; d++)
+        HR_FAIL_IF(shape[d] == HURRAY_DYNAMIC_DIM, err, HURRAY_E_UNSUPPORTED,
+                   hri_fieldf(f, "shape[%u]", d),
+                   "shape[%u] is dynamic; index contents are checked against resolved extents",
+                   d);
+    if (tag == HURRAY_LAYOUT_COO) {
+        HR_FAIL_IF(rank == 0, err, HURRAY_E_CONSTRAINT, "rank", "rank: coo needs rank >= 1");
+        uint64_t count = 0;
+        HR_FAIL_IF(hri_mul_u64(nnz, rank, &count), err, HURRAY_E_OVERFLOW, "indices",
+                   "indices: rank * nnz exceeds 2^64-1");
+        HR_TRY(need_bytes("indices", count, index_bytes, err));
+        return check_coo(rank, shape, nnz, index, err);
+    }
+    HR_FAIL_IF(rank != 2, err, HURRAY_E_CONSTRAINT, "rank", "rank: %s needs rank 2, not %u",
+               hurray_layout_name(tag), (unsigned)rank);
+    const uint64_t n = shape[tag == HURRAY_LAYOUT_CSR ? 0 : 1];
+    const uint64_t minor = shape[tag == HURRAY_LAYOUT_CSR ? 1 : 0];
+    HR_TRY(need_bytes(minor_name(tag), nnz, index_bytes, err));
+    HR_TRY(need_bytes(major_ptr_name(tag), n + 1u, ptr_bytes, err)); /* n < 2^63: no wrap */
+    return check_compressed(tag, n, minor, nnz, index, ptr, err);
+}
