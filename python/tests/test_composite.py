@@ -48,7 +48,7 @@ def test_REQ_COMPOSITE_CONSTRUCTION_rules_and_properties():
     o = overlay("replace")
     assert (o.composition_rule, o.combine_op) == ("overlay", "replace")
     g = group()
-    assert g.composition_rule == "group" and g.shape == (None,)
+    assert g.composition_rule == "group" and g.shape == (2,)
     # positional, as the signature reads
     assert Composite("partition", (2, 3), F, rows()) == c
 
