@@ -5,6 +5,8 @@
  * of what they hold, for a consumer (or a binding handing the buffers to a
  * library that indexes memory with them unchecked). Buffers are raw
  * little-endian uint64 arrays; nothing is allocated. */
+#include <stdio.h>
+
 #include "internal.h"
 
 static const char *major_ptr_name(uint8_t tag) {
@@ -12,6 +14,13 @@ static const char *major_ptr_name(uint8_t tag) {
 }
 static const char *minor_name(uint8_t tag) {
     return tag == HURRAY_LAYOUT_CSR ? "col_indices" : "row_indices";
+}
+
+/* " (-3 as int64)" for a value with the top bit set: an int64 index that was negative. */
+static const char *as_int64(uint64_t v, char buf[40]) {
+    buf[0] = '\0';
+    if (v >> 63) snprintf(buf, 40, " (%lld as int64)", (long long)(int64_t)v);
+    return buf;
 }
 
 static int check_coo(uint8_t rank, const uint64_t *shape, uint64_t nnz, const uint8_t *idx,
@@ -22,10 +31,11 @@ static int check_coo(uint8_t rank, const uint64_t *shape, uint64_t nnz, const ui
         for (uint64_t j = 0; j < nnz; j++) {
             uint64_t v = hri_load_u64le(row + j * 8u);
             if (v < shape[d]) continue;
+            char sv[40];
             return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "indices[%u][%llu]", d,
                                                             (unsigned long long)j),
-                            "indices[%u][%llu] = %llu is not below shape[%u] = %llu", d,
-                            (unsigned long long)j, (unsigned long long)v, d,
+                            "indices[%u][%llu] = %llu%s is not below shape[%u] = %llu", d,
+                            (unsigned long long)j, (unsigned long long)v, as_int64(v, sv), d,
                             (unsigned long long)shape[d]);
         }
     }
@@ -37,8 +47,10 @@ static int check_compressed(uint8_t tag, uint64_t n, uint64_t minor_extent, uint
     char f[HURRAY_ERROR_FIELD_MAX];
     const char *pname = major_ptr_name(tag), *iname = minor_name(tag);
     uint64_t prev = hri_load_u64le(ptr);
+    char sv[40];
     HR_FAIL_IF(prev != 0, err, HURRAY_E_INDEX, hri_fieldf(f, "%s[0]", pname),
-               "%s[0] = %llu; the pointers start at 0", pname, (unsigned long long)prev);
+               "%s[0] = %llu%s; the pointers start at 0", pname, (unsigned long long)prev,
+               as_int64(prev, sv));
     for (uint64_t i = 1; i <= n; i++) {
         uint64_t v = hri_load_u64le(ptr + i * 8u);
         if (v >= prev) {
@@ -46,9 +58,9 @@ static int check_compressed(uint8_t tag, uint64_t n, uint64_t minor_extent, uint
             continue;
         }
         return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "%s[%llu]", pname, (unsigned long long)i),
-                        "%s[%llu] = %llu is below %s[%llu] = %llu; the pointers never decrease",
-                        pname, (unsigned long long)i, (unsigned long long)v, pname,
-                        (unsigned long long)(i - 1), (unsigned long long)prev);
+                        "%s[%llu] = %llu%s is below %s[%llu] = %llu; the pointers never decrease",
+                        pname, (unsigned long long)i, (unsigned long long)v, as_int64(v, sv),
+                        pname, (unsigned long long)(i - 1), (unsigned long long)prev);
     }
     HR_FAIL_IF(prev != nnz, err, HURRAY_E_INDEX,
                hri_fieldf(f, "%s[%llu]", pname, (unsigned long long)n),
@@ -58,8 +70,8 @@ static int check_compressed(uint8_t tag, uint64_t n, uint64_t minor_extent, uint
         uint64_t v = hri_load_u64le(idx + j * 8u);
         if (v < minor_extent) continue;
         return hri_fail(err, HURRAY_E_INDEX, hri_fieldf(f, "%s[%llu]", iname, (unsigned long long)j),
-                        "%s[%llu] = %llu is not below shape[%d] = %llu", iname,
-                        (unsigned long long)j, (unsigned long long)v,
+                        "%s[%llu] = %llu%s is not below shape[%d] = %llu", iname,
+                        (unsigned long long)j, (unsigned long long)v, as_int64(v, sv),
                         tag == HURRAY_LAYOUT_CSR ? 1 : 0, (unsigned long long)minor_extent);
     }
     return HURRAY_OK;
