@@ -932,11 +932,13 @@ static PyObject *sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t 
     if (val == NULL) goto done;
     if (check_index_dtype(ind, who, "indices") < 0) goto done;
     if (PyArray_NDIM(ind) != 2 || PyArray_DIM(ind, 0) != rank) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: indices must be a 2-D (ndim, nnz) array with ndim = len(shape) = %d "
-                     "rows, not of %d dimensions%s",
-                     who, (int)rank, PyArray_NDIM(ind),
-                     PyArray_NDIM(ind) == 2 ? " with another row count" : "");
+        PyObject *got = PyObject_GetAttrString((PyObject *)ind, "shape");
+        if (got != NULL)
+            PyErr_Format(PyExc_ValueError,
+                         "%s: indices must be a 2-D (ndim, nnz) array with ndim = len(shape) = "
+                         "%d rows, not an array of shape %R",
+                         who, (int)rank, got);
+        Py_XDECREF(got);
         goto done;
     }
     npy_intp nnz = PyArray_DIM(ind, 1);
