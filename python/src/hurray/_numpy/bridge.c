@@ -993,7 +993,8 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
     int want_array = PyObject_IsTrue(args[1]);
     if (want_array < 0) return NULL;
     if (st->api->sparse_view(st->hurray, args[0], "to_scipy", &v) < 0) return NULL;
-    sparse = PyImport_Import(st->str_scipy_sparse);
+    sparse = PyImport_GetModule(st->str_scipy_sparse); /* sys.modules first: cheap */
+    if (sparse == NULL && !PyErr_Occurred()) sparse = PyImport_Import(st->str_scipy_sparse);
     if (sparse == NULL) return NULL;
     PyArray_Descr *descr = PyArray_DescrFromType(type_number(v.kind, v.itemsize));
 #if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
