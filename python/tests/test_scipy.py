@@ -553,6 +553,11 @@ def test_REQ_ASARRAY_scipy_numpy_and_array_likes():
     assert np.asarray(hurray.asarray(3.5)).item() == 3.5
     with pytest.raises(hurray.UnsupportedError, match="has no hurray element type"):
         hurray.asarray(["a", "b"])
+    with pytest.raises(TypeError, match="asarray: a object is not an array-like of numbers"):
+        hurray.asarray(object())
+    c = hurray.Composite("group", shape=(1,), dtype=hurray.float32, members=[hurray.zeros((1,))])
+    with pytest.raises(TypeError, match="asarray: a hurray.Composite holds tensors"):
+        hurray.asarray(c)
 
 
 def test_REQ_ASARRAY_torch_and_jax():

@@ -113,6 +113,10 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     /* 1. a hurray.Tensor */
     if (hrpy_tensor_c(st, obj, NULL) != NULL)
         return copy == Py_True ? tensor_copy(st, obj) : Py_NewRef(obj);
+    if (PyObject_TypeCheck(obj, st->Composite_Type))
+        return PyErr_Format(PyExc_TypeError,
+                            "asarray: a hurray.Composite holds tensors and is not one (its "
+                            "members are; it has no buffers to ingest)");
     /* 2. the native protocol, once hurray.from_hurray exists */
     if (PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__hurray__")) {
         r = call_path(module, "from_hurray", obj, copy, &found);

@@ -1078,6 +1078,14 @@ static PyObject *asarray_arraylike(PyObject *module, PyObject *const *args, Py_s
     }
     Py_DECREF(ours);
     if (arr == NULL) return NULL;
+    if (PyArray_DESCR(arr)->type_num == NPY_OBJECT) {
+        PyErr_Format(PyExc_TypeError,
+                     "asarray: a %.100s is not an array-like of numbers (NumPy makes an object "
+                     "array of it), nor a tensor any ingest path takes",
+                     Py_TYPE(args[0])->tp_name);
+        Py_DECREF(arr);
+        return NULL;
+    }
     PyObject *kwnames = Py_BuildValue("(s)", "copy");
     PyObject *call[2] = {(PyObject *)arr, args[1]};
     PyObject *t = kwnames ? from_numpy(module, call, 1, kwnames) : NULL;
