@@ -159,7 +159,8 @@ static void test_HR_LAYOUT_24_sizes_dynamic_and_arguments(void **state) {
                   HURRAY_E_ARGUMENT);
     assert_status(hurray_sparse_validate_index_buffers(&l, 2, NULL, b, 16, b, 32, NULL),
                   HURRAY_E_ARGUMENT);
-    assert_status(hurray_sparse_validate_index_buffers(&l, 3, shape, b, 16, b, 32, NULL),
+    const uint64_t shape3[3] = {3, 3, 3};
+    assert_status(hurray_sparse_validate_index_buffers(&l, 3, shape3, b, 16, b, 32, NULL),
                   HURRAY_E_CONSTRAINT);
     struct hurray_layout l0 = sparse_layout(HURRAY_LAYOUT_COO, 0);
     assert_status(hurray_sparse_validate_index_buffers(&l0, 0, shape, NULL, 0, NULL, 0, NULL),
