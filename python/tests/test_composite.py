@@ -113,7 +113,7 @@ def test_REQ_COMPOSITE_COMBINE_OP_required_for_overlay_only():
 @pytest.mark.parametrize("rule", ["group", "partition", "overlay"])
 @pytest.mark.parametrize("shape,index", [((None, 4), 0), ((2, None), 1), ((1, 2, None), 2)])
 def test_REQ_DYNAMIC_REFUSED_COMPOSITE_every_rule(rule, shape, index):
-    """Seed § Dynamic dimensions: Composite refuses a dynamic dimension, naming the call and
+    """Python requirements § Dynamic dimensions: Composite refuses a dynamic dimension, naming the call and
     the index -- for a group too, which the format would carry (composite.md HR-COMP-4)."""
     member = Tensor(rand(4), F, (1,))
     combine = "add" if rule == "overlay" else None

@@ -1,7 +1,7 @@
 """SciPy sparse interop and the array-shaped constructors: from_scipy, Tensor.to_scipy,
 sparse_coo, asarray.
 
-Seed § Layouts and Sparse Tensor Support (".to_scipy() — MUST convert a CSR or CSC tensor to
+Python requirements § Layouts and Sparse Tensor Support (".to_scipy() — MUST convert a CSR or CSC tensor to
 the corresponding scipy.sparse matrix type without copying where scipy's memory layout is
 compatible"; "hurray.from_scipy(matrix) — MUST wrap a scipy.sparse matrix as a hurray.Tensor
 without copying"; accessors that do not apply raise AttributeError), § copy on ingest ("For a
@@ -333,6 +333,13 @@ def test_REQ_COPY_PER_BUFFER_from_scipy():
     assert buf_addr(t2, 0) != addr(m2.data) and buf_addr(t2, 1) == addr(indices)
     with pytest.raises(ValueError, match="from_scipy: data is not 64-byte aligned"):
         hurray.from_scipy(m2, copy=False)
+    # big-endian data: copied into little-endian values (hurray buffers are little-endian)
+    m3 = sp.csr_array((aligned(base.data.astype(">f8")), indices, base.indptr), shape=base.shape)
+    assert m3.data.dtype.byteorder == ">"
+    with pytest.raises(ValueError, match="from_scipy: data is big-endian"):
+        hurray.from_scipy(m3, copy=False)
+    t3 = hurray.from_scipy(m3)
+    assert np.asarray(t3.values).tolist() == base.data.tolist() and buf_addr(t3, 1) == addr(indices)
 
 
 def aligned_data(m):
@@ -483,6 +490,15 @@ def test_REQ_SPARSE_COO_from_arrays_and_array_likes():
     assert t3.to_scipy().toarray()[1, 1, 0] == 6
     u = hurray.sparse_coo(np.array([[0], [1]], np.uint8), np.array([7], np.uint64), (1, 2))
     assert np.asarray(u.indices).dtype == np.uint64 and np.asarray(u.values).tolist() == [7]
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    b = hurray.sparse_coo([[0, 1]], np.array([1.5, -2], ml_dtypes.bfloat16), (3,))
+    assert b.dtype is hurray.bfloat16 and b.values.to_ml_dtypes().tolist() == [1.5, -2]
+    i4 = np.array([-3, 7, 1], ml_dtypes.int4)  # one per byte in ml_dtypes, packed in hurray
+    q = hurray.sparse_coo([[0, 2, 4]], i4, (5,))
+    assert q.dtype is hurray.int4 and q.buffer_handles[0].size == 2
+    assert q.values.to_ml_dtypes().tolist() == [-3, 7, 1]
+    with pytest.raises(ValueError, match="values holds an unpacked sub-byte type"):
+        hurray.sparse_coo(aligned(np.array([[0, 2, 4]], np.int64)), i4, (5,), copy=False)
 
 
 @pytest.mark.parametrize("shape,index", [((2, None), 1), ((None,), 0), ((1, 2, None), 2)])

@@ -1,7 +1,8 @@
 /* The C API hurray._hurray offers its sibling extension hurray._numpy.
  *
  * hurray._numpy is built against NumPy's headers and imported on first use
- * (hurray.from_numpy, Tensor.__array__, hurray.aligned_allocator), so that
+ * (hurray.from_numpy, Tensor.__array__, hurray.aligned_allocator, the SciPy
+ * paths, sparse_coo, asarray of an array-like), so that
  * importing hurray never imports NumPy. It reaches the Tensor through this
  * table, published as the capsule "hurray._hurray._C_API" (PyCapsule_Import).
  * The table is a constant: every function takes the hurray._hurray module

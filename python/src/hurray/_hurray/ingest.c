@@ -1,4 +1,4 @@
-/* hurray.asarray: the generic ingest entry point (seed § copy on ingest).
+/* hurray.asarray: the generic ingest entry point (Python requirements, § copy on ingest).
  *
  * It decides nothing about bytes itself: it picks the ingest path an object
  * speaks and hands it `copy`, so every copy rule stays with that path --
@@ -60,7 +60,7 @@ static PyObject *call_path(PyObject *module, const char *name, PyObject *obj, Py
 }
 
 /* A copy of every buffer of a tensor under the same declarations: the constructor's rebuild
- * (seed § Authoring: an equal descriptor), copy=True. */
+ * (the rebuild obligation of § Authoring: an equal descriptor), copy=True. */
 static PyObject *tensor_copy(hrpy_state *st, PyObject *t) {
     static const char *const keep[] = {"layout", "quantization", "statistics", "shard",
                                        "device", "byte_offset"};

@@ -440,7 +440,7 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
         goto error;
     if (hrpy_as_shape(st, a[1], h->shape, &h->rank) < 0) goto error;
     /* The members are validated against the head's shape, so every rule needs it
-     * resolved here (seed § Dynamic dimensions; composite.md HR-COMP-4). */
+     * resolved here (Python requirements § Dynamic dimensions; composite.md HR-COMP-4). */
     if (hrpy_refuse_dynamic(st, "Composite", h->rank, h->shape) < 0) goto error;
     if (!hrpy_dtype_tag_of(st, a[2], &h->dtype)) {
         PyErr_Format(PyExc_TypeError, "Composite: dtype must be a hurray.Dtype, not %.100s",

@@ -898,7 +898,7 @@ static PyObject *t_get_col_ptr(PyObject *self, void *Py_UNUSED(c)) {
 static PyMethodDef to_scipy_def;
 
 /* Tensor.to_scipy: a bound method for the layouts SciPy has (coo, csr, csc), AttributeError
- * otherwise, so that hasattr(t, "to_scipy") tells (seed § Layouts and Sparse Tensor Support). */
+ * otherwise, so that hasattr(t, "to_scipy") tells (Python requirements § Layouts and Sparse Tensor Support). */
 static PyObject *t_get_to_scipy(PyObject *self, void *Py_UNUSED(c)) {
     uint8_t tag = TENSOR(self)->d->layout.tag;
     if (tag != HURRAY_LAYOUT_COO && tag != HURRAY_LAYOUT_CSR && tag != HURRAY_LAYOUT_CSC)

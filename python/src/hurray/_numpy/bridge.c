@@ -3,8 +3,10 @@
  * allocator).
  *
  * Built against NumPy's headers and imported on first use -- by
- * hurray.from_numpy, Tensor.__array__, Tensor.to_ml_dtypes and
- * hurray.aligned_allocator -- so that `import hurray` never imports NumPy. It
+ * hurray.from_numpy, Tensor.__array__, Tensor.to_ml_dtypes,
+ * hurray.aligned_allocator, hurray.from_scipy, hurray.sparse_coo,
+ * Tensor.to_scipy and hurray.asarray of an array-like -- so that `import hurray`
+ * never imports NumPy (nor SciPy, which only to_scipy imports). It
  * reaches the Tensor through hurray._hurray's C API capsule (capi.h) and
  * keeps no rule of its own: what may become an ndarray is decided by
  * _hurray's numpy_view, the descriptor of a shared array is built and
@@ -21,7 +23,12 @@
  *       the tensor's buffer whose base is the tensor.
  *   _to_ml_dtypes(tensor)  the ml_dtypes view (sub-byte types: an unpacked copy).
  *   _aligned_handler_push() / _aligned_handler_restore(previous)  the NEP 49
- *       handler behind hurray.aligned_allocator(): 64-byte-aligned blocks. */
+ *       handler behind hurray.aligned_allocator(): 64-byte-aligned blocks.
+ *   from_scipy(matrix, *, copy=None), sparse_coo(indices, values, shape, *,
+ *       copy=None), _to_scipy(tensor, array)  SciPy sparse and the array-shaped
+ *       COO constructor (§ sparse below: the copy decided per buffer, index
+ *       contents checked by libhurray, no copy towards SciPy).
+ *   _asarray(obj, copy)  hurray.asarray's array-like path. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -499,7 +506,7 @@ static PyObject *handler_restore(PyObject *module, PyObject *previous) {
 }
 
 /* ---- sparse: from_scipy, sparse_coo, Tensor.to_scipy --------------------------------------- *
- * (seed § Layouts and Sparse Tensor Support, § copy on ingest: the decision is made per
+ * (Python requirements § Layouts and Sparse Tensor Support, § copy on ingest: the decision is made per
  * buffer; memory-layout.md § COO, § CSR and CSC, § Index contents.)
  *
  * Ingest. Values are shared when C-contiguous, little-endian and 64-byte aligned; an index
