@@ -150,7 +150,7 @@ def overlay(combine="add"):
 
 
 def group():
-    return Composite("group", shape=(None,), dtype=hurray.uint8,
+    return Composite("group", shape=(2,), dtype=hurray.uint8,
                      members=[Tensor(rand(5), hurray.uint8, (5,)),
                               Tensor([rand(8), u64(0, 1, 1, 0)], hurray.float32, (2, 2),
                                      layout=CooLayout(nnz=2))])

@@ -4,6 +4,8 @@ Construction and its delegation to libhurray, value equality, the depth-aware re
 roles, and composites through streams and files (nested, members by name). Test names carry
 requirement ids (python/tests/requirements_ids.md).
 """
+import struct
+
 import pytest
 
 import hurray
@@ -48,7 +50,7 @@ def test_REQ_COMPOSITE_CONSTRUCTION_rules_and_properties():
     o = overlay("replace")
     assert (o.composition_rule, o.combine_op) == ("overlay", "replace")
     g = group()
-    assert g.composition_rule == "group" and g.shape == (None,)
+    assert g.composition_rule == "group" and g.shape == (2,)
     # positional, as the signature reads
     assert Composite("partition", (2, 3), F, rows()) == c
 
@@ -90,6 +92,10 @@ def test_REQ_COMPOSITE_COMBINE_OP_required_for_overlay_only():
     with pytest.raises(InvalidDescriptorError) as layouts:
         CompositeLayout("overlay", member_count=1)
     assert mine.value.code == layouts.value.code  # the same field, the same refusal
+    for e in (mine.value, layouts.value):  # and it says what is missing (not "tag 0x00")
+        assert e.field == "layout.combine"
+        assert "an overlay composite requires a combine operation (replace, add, max or min)" \
+            in str(e)
     for rule, members in (("partition", rows()), ("group", [base])):
         with pytest.raises(InvalidDescriptorError) as mine:
             Composite(rule, shape=(2, 3), dtype=F, members=members, combine_op="add")
@@ -102,6 +108,36 @@ def test_REQ_COMPOSITE_COMBINE_OP_required_for_overlay_only():
         Composite("tile", shape=(4,), dtype=F, members=[base])
     with pytest.raises(TypeError):
         Composite(1, shape=(4,), dtype=F, members=[base])
+
+
+@pytest.mark.parametrize("rule", ["group", "partition", "overlay"])
+@pytest.mark.parametrize("shape,index", [((None, 4), 0), ((2, None), 1), ((1, 2, None), 2)])
+def test_REQ_DYNAMIC_REFUSED_COMPOSITE_every_rule(rule, shape, index):
+    """Python requirements § Dynamic dimensions: Composite refuses a dynamic dimension, naming the call and
+    the index -- for a group too, which the format would carry (composite.md HR-COMP-4)."""
+    member = Tensor(rand(4), F, (1,))
+    combine = "add" if rule == "overlay" else None
+    with pytest.raises(InvalidDescriptorError) as e:
+        Composite(rule, shape=shape, dtype=F, members=[member], combine_op=combine)
+    assert str(e.value).startswith(f"Composite: shape[{index}] is dynamic (None)")
+    assert e.value.field == f"shape[{index}]" and e.value.code == "CONSTRAINT"
+
+
+def test_REQ_DYNAMIC_REFUSED_COMPOSITE_a_read_group_keeps_its_dynamic_extent():
+    """The refusal is the constructor's: a group head with a dynamic extent on the wire
+    (HR-COMP-4 allows it) is still read, and written back unchanged."""
+    marker = 0x1234567
+    g = Composite("group", shape=(marker,), dtype=F, members=[Tensor(rand(4), F, (1,))])
+    w = hurray.StreamWriter()
+    w.write(g)
+    data = w.getvalue()
+    assert data.count(struct.pack("<Q", marker)) == 1
+    data = data.replace(struct.pack("<Q", marker), b"\xff" * 8)
+    (back,) = hurray.StreamReader(data)
+    assert isinstance(back, Composite) and back.shape == (None,)
+    again = hurray.StreamWriter()
+    again.write(back)
+    assert again.getvalue() == data
 
 
 def test_REQ_COMPOSITE_MEMBER_COUNT_from_members():

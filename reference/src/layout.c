@@ -153,6 +153,11 @@ static int check_rule(uint8_t rule, struct hurray_error *err) {
  * COMBINATION. Otherwise 0xFF is INVALID_TAG and unassigned bytes are
  * RESERVED_TAG, whatever the rule. */
 static int check_combine(uint8_t rule, uint8_t combine, struct hurray_error *err) {
+    /* the same INVALID_TAG, with a message that says what is missing */
+    HR_FAIL_IF(rule == HURRAY_RULE_OVERLAY && combine == HURRAY_COMBINE_NONE, err,
+               HURRAY_E_INVALID_TAG, "layout.combine",
+               "layout.combine: an overlay composite requires a combine operation (replace, "
+               "add, max or min); 0x00 names none");
     if (rule == HURRAY_RULE_OVERLAY || combine != HURRAY_COMBINE_NONE) {
         int kind = hri_tag_kind_plain(combine, combine_is_named(combine));
         HR_TRY(hri_check_tag_kind(kind, combine, 0, "layout.combine", err));

@@ -434,6 +434,24 @@ static void test_HR_LAYOUT_30_rule_and_combine(void **state) {
     }
 }
 
+/* An overlay without a combine operation says so, on both paths (not "tag 0x00 is invalid"). */
+static void test_HR_LAYOUT_30_overlay_without_combine_named(void **state) {
+    (void)state;
+    uint8_t b[8] = {HURRAY_RULE_OVERLAY, 0x00, 0, 0, 2, 0, 0, 0};
+    struct hurray_layout l;
+    struct hurray_error err;
+    test_error_poison(&err);
+    assert_status(read_params(b, 8, HURRAY_LAYOUT_COMPOSITE, 1, &l, &err), HURRAY_E_INVALID_TAG);
+    assert_hurray_error(&err, HURRAY_E_INVALID_TAG, "layout.combine");
+    assert_non_null(strstr(err.message, "overlay composite requires a combine operation"));
+    struct hurray_layout c = make(HURRAY_LAYOUT_COMPOSITE);
+    c.rule = HURRAY_RULE_OVERLAY;
+    c.member_count = 2;
+    test_error_poison(&err);
+    assert_status(hurray_layout_check_params(&c, 1, NULL, &err), HURRAY_E_INVALID_TAG);
+    assert_non_null(strstr(err.message, "replace, add, max or min"));
+}
+
 static void test_HR_LAYOUT_30_member_count(void **state) {
     (void)state;
     struct hurray_layout l = make(HURRAY_LAYOUT_COMPOSITE);
@@ -1683,6 +1701,7 @@ int main(void) {
         cmocka_unit_test(test_HR_LAYOUT_30_composite_bytes),
         cmocka_unit_test(test_HR_LAYOUT_30_composite_reserved),
         cmocka_unit_test(test_HR_LAYOUT_30_rule_and_combine),
+        cmocka_unit_test(test_HR_LAYOUT_30_overlay_without_combine_named),
         cmocka_unit_test(test_HR_LAYOUT_30_member_count),
         cmocka_unit_test(test_HR_LAYOUT_30_names),
         cmocka_unit_test(test_HR_LAYOUT_40_private_params),

@@ -54,12 +54,14 @@ from ._hurray import (
     UnknownLayout,
     UnsupportedError,
     __version__,
+    asarray,
     buffer_size_bytes,
     decode_quantization,
     dtype,
     empty,
     from_dlpack,
     from_numpy,
+    from_scipy,
     from_torch,
     full,
     layout_tag_kind,
@@ -67,6 +69,7 @@ from ._hurray import (
     load_kv,
     ones,
     save,
+    sparse_coo,
     zeros,
 )
 
@@ -188,6 +191,11 @@ __all__ = [
     # DLPack and PyTorch (torch imported on first use, never by `import hurray`)
     "from_dlpack",
     "from_torch",
+    # SciPy sparse and the array-shaped constructors (SciPy imported on first use)
+    "from_scipy",
+    "sparse_coo",
+    # the generic ingest entry point
+    "asarray",
     *_DTYPE_NAMES,
 ]
 

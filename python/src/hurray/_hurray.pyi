@@ -3,7 +3,7 @@ import builtins
 import os
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Final, Literal, Protocol, final
+from typing import Any, Final, Literal, Protocol, final
 
 from typing_extensions import Buffer, CapsuleType
 
@@ -519,6 +519,9 @@ class Tensor:
     def row_indices(self) -> Tensor: ...  # csc
     @property
     def col_ptr(self) -> Tensor: ...  # csc
+    # coo, csr, csc (AttributeError otherwise, so hasattr tells): SciPy's csr/csc/coo_matrix
+    # (array=True: *_array; a coo of rank != 2 is always a coo_array) over the same buffers.
+    def to_scipy(self, *, array: bool = False) -> Any: ...
     # NumPy (CPU, producer_synced, stride-expressible layouts, Tier 1 element types):
     @property
     def __array_interface__(self) -> dict[str, object]: ...
@@ -556,6 +559,15 @@ def full(
 def from_numpy(array: object, *, copy: bool | None = None) -> Tensor: ...
 def from_dlpack(x: object, /, *, copy: bool | None = None) -> Tensor: ...
 def from_torch(tensor: object, /, *, copy: bool | None = None) -> Tensor: ...
+# SciPy csr/csc/coo (matrix or array classes) -> a csr/csc/coo Tensor; copy decided per buffer
+def from_scipy(matrix: Any, /, *, copy: bool | None = None) -> Tensor: ...
+# indices: (ndim, nnz) integers; values: (nnz,); shape: every extent resolved
+def sparse_coo(
+    indices: Any, values: Any, shape: Sequence[int], *, copy: bool | None = None
+) -> Tensor: ...
+# Tensor, __hurray__ (once from_hurray exists), SciPy sparse, torch, NumPy, __dlpack__,
+# array-likes
+def asarray(obj: Any, /, *, copy: bool | None = None) -> Tensor: ...
 def _tensor_with_sync_mode(tensor: Tensor, index: int, mode: int, /) -> Tensor: ...
 
 @final

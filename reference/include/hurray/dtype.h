@@ -97,6 +97,23 @@ HURRAY_API HURRAY_NODISCARD int hurray_buffer_size_bytes(uint8_t dtype, uint64_t
                                                          uint64_t *out,
                                                          struct hurray_error *err);
 
+/* A binary64 value as an element code of a floating-point type
+ * (element-types.md § Encoding values, HR-DTYPE-6 … 8): rounded once to
+ * nearest, ties to even (float8_e8m0fnu: ties up); the code's bits are the
+ * low `bits` of *code, sign bit highest (packing is the caller's: memory-layout.md
+ * § Sub-byte packing). float64 is the identity. RANGE for a finite value past
+ * the type's range where the type refuses overflow (float6 and float4
+ * saturate instead); ARGUMENT for a value the type has no encoding for (NaN,
+ * an infinity, and for float8_e8m0fnu zero and negative values) and for a tag
+ * that is not a floating-point type. */
+HURRAY_API HURRAY_NODISCARD int hurray_float_encode(uint8_t dtype, double value, uint64_t *code,
+                                                    struct hurray_error *err);
+/* The exact binary64 value of an element code (a NaN code gives a NaN, with the code's sign
+ * where the type has one). ARGUMENT for a code with bits past the type's width or a tag that
+ * is not a floating-point type. */
+HURRAY_API HURRAY_NODISCARD int hurray_float_decode(uint8_t dtype, uint64_t code, double *value,
+                                                    struct hurray_error *err);
+
 HURRAY_EXTERN_C_END
 
 #endif

@@ -118,6 +118,17 @@ HURRAY_API HURRAY_NODISCARD int hurray_layout_validate_against_shape(
 HURRAY_API HURRAY_NODISCARD int hurray_block_paged_validate_index_buffers(
     const struct hurray_layout *layout, const uint8_t *seq_ptr, uint64_t seq_ptr_bytes,
     const uint8_t *block_table, uint64_t block_table_bytes, struct hurray_error *err);
+/* Index contents of a coo, csr or csc tensor (memory-layout.md § Index contents,
+ * HR-LAYOUT-24) over the raw little-endian uint64 index buffers. COO passes its
+ * `indices` buffer as `index` (and NULL, 0 as `ptr`); CSR and CSC pass the minor
+ * indices (col_indices / row_indices) as `index` and the pointers (row_ptr /
+ * col_ptr) as `ptr`. nnz is the layout's. INDEX naming the first bad entry,
+ * BUFFER_SIZE for a short buffer, UNSUPPORTED for a dynamic extent. Every value
+ * it accepts is below 2^63. */
+HURRAY_API HURRAY_NODISCARD int hurray_sparse_validate_index_buffers(
+    const struct hurray_layout *layout, uint8_t rank, const uint64_t *shape,
+    const uint8_t *index, uint64_t index_bytes, const uint8_t *ptr, uint64_t ptr_bytes,
+    struct hurray_error *err);
 /* block-paged.md § Quantization compatibility (HR-PAGED-3). */
 HURRAY_API HURRAY_NODISCARD int hurray_block_paged_check_quantization(
     const struct hurray_layout *layout, uint8_t rank, const struct hurray_quant *quant,

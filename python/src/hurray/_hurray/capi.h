@@ -1,7 +1,8 @@
 /* The C API hurray._hurray offers its sibling extension hurray._numpy.
  *
  * hurray._numpy is built against NumPy's headers and imported on first use
- * (hurray.from_numpy, Tensor.__array__, hurray.aligned_allocator), so that
+ * (hurray.from_numpy, Tensor.__array__, hurray.aligned_allocator, the SciPy
+ * paths, sparse_coo, asarray of an array-like), so that
  * importing hurray never imports NumPy. It reaches the Tensor through this
  * table, published as the capsule "hurray._hurray._C_API" (PyCapsule_Import).
  * The table is a constant: every function takes the hurray._hurray module
@@ -20,7 +21,7 @@
 #include "hurray/hurray.h"
 
 #define HRPY_CAPI_NAME "hurray._hurray._C_API"
-#define HRPY_CAPI_VERSION 1u
+#define HRPY_CAPI_VERSION 2u
 
 /* What a NumPy array over a tensor's element buffer needs. Filled by
  * numpy_view; the pointers stay valid while the tensor lives. */
@@ -53,6 +54,22 @@ struct hrpy_part {
     int align_log2; /* declared alignment of an owned buffer; -1: measure the address */
 };
 
+/* What a SciPy sparse object over a coo / csr / csc tensor needs (Tensor.to_scipy). Filled
+ * by sparse_view; the pointers stay valid while the tensor lives. */
+struct hrpy_sparse_view {
+    uint8_t layout;    /* HURRAY_LAYOUT_COO, _CSR or _CSC */
+    uint8_t dtype;     /* the tensor's element type tag (one NumPy has: kind != 0) */
+    char kind;         /* NumPy kind of the values */
+    unsigned itemsize; /* bytes per value */
+    int ndim;
+    int64_t shape[HURRAY_MAX_RANK];
+    uint64_t nnz;
+    char *values;      /* the first value: buffer 0 + byte_offset */
+    char *index;       /* COO: indices, (ndim, nnz) row-major; CSR/CSC: the nnz minor indices */
+    char *ptr;         /* CSR/CSC: the n + 1 pointers; NULL for COO */
+    int readonly[3];   /* per buffer: values, index, ptr */
+};
+
 typedef struct {
     unsigned version;
     /* 1 if obj is a hurray.Tensor of this module. */
@@ -81,6 +98,23 @@ typedef struct {
      * context with a formatted message; returns NULL. */
     PyObject *(*raise_fmt)(PyObject *module, int status, const char *field, const char *fmt,
                            ...);
+    /* Checks that SciPy may be handed the tensor's buffers (CPU, producer_synced, a coo /
+     * csr / csc layout, an element type NumPy has, not quantized, resolved shape, index
+     * contents valid: hurray_sparse_validate_index_buffers), raising the binding's
+     * exception naming `who` otherwise; fills *v. 0 / -1. */
+    int (*sparse_view)(PyObject *module, PyObject *tensor, const char *who,
+                       struct hrpy_sparse_view *v);
+    /* A new CPU Tensor with a coo / csr / csc layout of `nnz` over `n` parts (values, then
+     * the layout's index buffers), validated by the three tiers and then for its index
+     * contents (hurray_sparse_validate_index_buffers). */
+    PyObject *(*tensor_sparse)(PyObject *module, const struct hrpy_part *parts, Py_ssize_t n,
+                               uint8_t dtype, uint8_t rank, const uint64_t *shape,
+                               uint8_t layout_tag, uint64_t nnz);
+    /* A shape argument of a call that validates buffers against it: ints >= 0 (None is a
+     * dynamic extent, refused as InvalidDescriptorError "who: shape[k] is dynamic (None)").
+     * 0 / -1. */
+    int (*shape_resolved)(PyObject *module, PyObject *obj, const char *who, uint8_t *rank,
+                          uint64_t *shape);
 } hrpy_capi;
 
 #endif

@@ -10,62 +10,32 @@
  * call and the index. Layouts: the dense ones (row_major, col_major, strided,
  * tiled, morton, hilbert); a uniform fill is the same bytes in every order.
  *
- * Element encoding is exact or refused: bool, the integers (range-checked,
- * OverflowError), float16 and bfloat16 (round to nearest even, OverflowError
- * when a finite value rounds past the largest finite one), float32/64,
- * complex64/128, and the packed sub-byte integers (padding bits after the
- * last element zero, HR-PACK-2). float8/6/4 and private types:
+ * Element encoding is exact, rounded once, or refused: bool, the integers (range-checked,
+ * OverflowError), and every floating-point type through libhurray's
+ * hurray_float_encode, the one place of the rounding, range and special-value
+ * rules (element-types.md § Encoding values, HR-DTYPE-6 … 8: round half to
+ * even; OverflowError where a type refuses overflow, ValueError for a value it
+ * has no encoding for). complex64/128 encode both parts as float32/float64.
+ * Packed sub-byte types (int1 … uint4, float6, float4) repeat the element
+ * across a pattern of whole bytes, and the padding bits after the last element
+ * are zero (HR-PACK-2). Private types:
  * UnsupportedError. All-zero bytes are zero for every named type except
  * float8_e8m0fnu, which has no zero (element-types.md), so zeros refuses it. */
 #include "state.h"
 
-#include <math.h>
+#include <string.h>
 
 #define NOGIL_BYTES ((uint64_t)1 << 16)
 
 /* ---- element encoding ----------------------------------------------------------------------- */
 
 struct fill_value {
-    uint8_t bytes[16]; /* one element, little-endian (a whole byte for sub-byte types) */
-    unsigned len;      /* bytes per element; 1 for sub-byte types */
+    uint8_t bytes[16]; /* one element, little-endian; sub-byte types: the repeating pattern */
+    unsigned len;      /* bytes per element; sub-byte types: bytes of the pattern (1 or 3) */
     unsigned sub_bits; /* element width for sub-byte types, else 0 */
 };
 
-/* x rounded to nearest even in a binary format with `ebits` exponent and
- * `mbits` fraction bits and IEEE inf/NaN (float16, bfloat16). */
-/* OverflowError naming the value (PyErr_Format has no %g). */
-static int out_of_range(double x, const char *type) {
-    PyObject *v = PyFloat_FromDouble(x);
-    if (v == NULL) return -1;
-    PyErr_Format(PyExc_OverflowError, "%R is out of range for %s", v, type);
-    Py_DECREF(v);
-    return -1;
-}
-
-static int pack_ieee(double x, unsigned ebits, unsigned mbits, uint32_t *out) {
-    uint32_t sign = signbit(x) ? UINT32_C(1) << (ebits + mbits) : 0;
-    uint32_t top = ((UINT32_C(1) << ebits) - 1u) << mbits; /* exponent all ones */
-    if (isnan(x)) {
-        *out = sign | top | (UINT32_C(1) << (mbits - 1)); /* quiet NaN */
-        return 0;
-    }
-    x = fabs(x);
-    if (isinf(x) || x == 0.0) {
-        *out = sign | (isinf(x) ? top : 0);
-        return 0;
-    }
-    int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias, e = 0;
-    (void)frexp(x, &e);
-    e -= 1; /* x in [2^e, 2^(e+1)) */
-    int quantum = (e < emin ? emin : e) - (int)mbits;
-    uint32_t r = (uint32_t)rint(ldexp(x, -quantum)); /* exact scaling, then ties to even */
-    uint32_t bits = e < emin ? r /* subnormal; 2^mbits is the smallest normal's encoding */
-                             : ((uint32_t)(e + bias) << mbits) + r - (UINT32_C(1) << mbits);
-    if (bits >= top) return out_of_range(x, ebits == 5 ? "float16" : "bfloat16");
-    *out = sign | bits;
-    return 0;
-}
-
+/* fill_value as a C double; TypeError for a non-number. */
 static int float_value(PyObject *v, const char *who, double *out) {
     *out = PyFloat_AsDouble(v);
     if (*out == -1.0 && PyErr_Occurred()) {
@@ -79,19 +49,35 @@ static int float_value(PyObject *v, const char *who, double *out) {
     return 0;
 }
 
-static int pack_f32(double x, uint8_t *dst) {
-    float f = (float)x;
-    if (isfinite(x) && isinf(f)) return out_of_range(x, "float32");
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    for (int i = 0; i < 4; i++) dst[i] = (uint8_t)(u >> (8 * i));
-    return 0;
+/* A packed sub-byte element `code` of `bits` < 8 repeated over the smallest
+ * whole-byte pattern (lcm(bits, 8) / 8 bytes: 1, or 3 for 6-bit types), LSB
+ * first (HR-PACK-1). */
+static void pattern_sub_byte(uint64_t code, unsigned bits, struct fill_value *f) {
+    unsigned len = bits == 6 ? 3u : 1u;
+    memset(f->bytes, 0, sizeof f->bytes);
+    for (unsigned bit = 0; bit < 8u * len; bit += bits)
+        for (unsigned k = 0; k < bits; k++)
+            if ((code >> k) & 1u) f->bytes[(bit + k) / 8u] |= (uint8_t)(1u << ((bit + k) % 8u));
+    f->len = len;
+    f->sub_bits = bits;
 }
 
-static void pack_f64(double x, uint8_t *dst) {
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    for (int i = 0; i < 8; i++) dst[i] = (uint8_t)(u >> (8 * i));
+/* One floating-point element by libhurray's rules (HR-DTYPE-6 … 8): RANGE is
+ * OverflowError, a value with no encoding ValueError, both with the C message. */
+static int encode_float_code(uint8_t tag, double x, const char *who, uint64_t *code) {
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int status = hurray_float_encode(tag, x, code, &err);
+    if (status == HURRAY_OK) return 0;
+    const char *msg = err.message;
+    if (strncmp(msg, "value: ", 7) == 0) msg += 7;
+    PyErr_Format(status == HURRAY_E_RANGE ? PyExc_OverflowError : PyExc_ValueError,
+                 "%s: fill_value %s", who, msg);
+    return -1;
+}
+
+static void store_le(uint64_t code, unsigned len, uint8_t *dst) {
+    for (unsigned i = 0; i < len; i++) dst[i] = (uint8_t)(code >> (8 * i));
 }
 
 /* An integer type of any width (sub-byte included): range-checked, two's
@@ -131,11 +117,7 @@ static int encode_integer(const struct hurray_dtype_info *info, PyObject *v, con
     }
     Py_DECREF(idx);
     if (bits < 8) { /* packed: replicate the code across the byte (HR-PACK-1) */
-        uint8_t code = (uint8_t)(u & ((1u << bits) - 1u)), b = 0;
-        for (unsigned k = 0; k < 8; k += bits) b |= (uint8_t)(code << k);
-        f->bytes[0] = b;
-        f->len = 1;
-        f->sub_bits = bits;
+        pattern_sub_byte(u & ((1u << bits) - 1u), bits, f);
         return 0;
     }
     f->len = bits / 8u;
@@ -146,20 +128,15 @@ static int encode_integer(const struct hurray_dtype_info *info, PyObject *v, con
 static int encode_float(const struct hurray_dtype_info *info, PyObject *v, const char *who,
                         struct fill_value *f) {
     double x;
-    uint32_t h = 0;
-    if (float_value(v, who, &x) < 0) return -1;
-    f->len = info->bits / 8u;
-    switch (info->tag) {
-    case HURRAY_DTYPE_FLOAT16:
-    case HURRAY_DTYPE_BFLOAT16:
-        if (info->tag == HURRAY_DTYPE_FLOAT16 ? pack_ieee(x, 5, 10, &h) : pack_ieee(x, 8, 7, &h))
-            return -1;
-        f->bytes[0] = (uint8_t)h;
-        f->bytes[1] = (uint8_t)(h >> 8);
+    uint64_t code = 0;
+    if (float_value(v, who, &x) < 0 || encode_float_code(info->tag, x, who, &code) < 0) return -1;
+    if (info->bits < 8) {
+        pattern_sub_byte(code, info->bits, f);
         return 0;
-    case HURRAY_DTYPE_FLOAT32: return pack_f32(x, f->bytes);
-    default: pack_f64(x, f->bytes); return 0;
     }
+    f->len = info->bits / 8u;
+    store_le(code, f->len, f->bytes);
+    return 0;
 }
 
 static int encode_complex(const struct hurray_dtype_info *info, PyObject *v, const char *who,
@@ -173,11 +150,14 @@ static int encode_complex(const struct hurray_dtype_info *info, PyObject *v, con
         }
         return -1;
     }
+    uint8_t part = info->bits == 64 ? HURRAY_DTYPE_FLOAT32 : HURRAY_DTYPE_FLOAT64;
+    unsigned half = info->bits / 16u;
+    uint64_t re = 0, im = 0;
+    if (encode_float_code(part, c.real, who, &re) < 0 || encode_float_code(part, c.imag, who, &im) < 0)
+        return -1;
     f->len = info->bits / 8u;
-    if (info->bits == 64)
-        return pack_f32(c.real, f->bytes) < 0 || pack_f32(c.imag, f->bytes + 4) < 0 ? -1 : 0;
-    pack_f64(c.real, f->bytes);
-    pack_f64(c.imag, f->bytes + 8);
+    store_le(re, half, f->bytes);
+    store_le(im, half, f->bytes + half);
     return 0;
 }
 
@@ -200,11 +180,10 @@ static int encode_fill(hrpy_state *st, uint8_t tag, PyObject *v, const char *who
     }
     if (info->is_integer) return encode_integer(info, v, who, f);
     if (info->is_complex) return encode_complex(info, v, who, f);
-    if (info->is_float && info->tier == 1) return encode_float(info, v, who, f);
-    hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "dtype",
-                   "%s: encoding a value as %s is not implemented; use zeros, or build the "
-                   "buffer and pass it to hurray.Tensor",
-                   who, info->name);
+    if (info->is_float) return encode_float(info, v, who, f);
+    hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "dtype",
+                   "%s: element type %s is neither bool, integer, float nor complex", who,
+                   info->name);
     return -1;
 }
 

@@ -85,10 +85,13 @@ static PyMethodDef module_methods[] = {
                "Like zeros, with the bytes left uninitialised.")},
     {"full", (PyCFunction)(void (*)(void))hrpy_full, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("full(shape, fill_value, dtype=None, *, layout=None) -> Tensor\n--\n\n"
-               "Every element `fill_value`, encoded exactly: bool, integers (range-checked),\n"
-               "float16/bfloat16 (rounded to nearest even; OverflowError past the range),\n"
-               "float32/64, complex64/128, and the packed sub-byte integers. Other Tier 2\n"
-               "types: UnsupportedError.")},
+               "Every element `fill_value`: bool, integers (range-checked, OverflowError),\n"
+               "and every floating-point type by libhurray's encoder (element-types.md\n"
+               "§ Encoding values): rounded once to nearest even (float8_e8m0fnu: ties up);\n"
+               "OverflowError past a type's range (float6/float4 saturate instead),\n"
+               "ValueError for a value a type has no encoding for (NaN or inf where it has\n"
+               "none; zero or a negative as float8_e8m0fnu). complex64/128 encode both parts.\n"
+               "Sub-byte types are packed, padding bits zero. Private types: UnsupportedError.")},
     {"from_numpy", (PyCFunction)(void (*)(void))hrpy_from_numpy, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("from_numpy(array, *, copy=None) -> Tensor\n--\n\n"
                "A Tensor sharing the ndarray's buffer (it holds the array alive).\n"
@@ -97,6 +100,36 @@ static PyMethodDef module_methods[] = {
                "aligned, little-endian) when the address is not 64-byte aligned, the\n"
                "data is big-endian or the strides are not whole elements. copy=True\n"
                "always copies, copy=False raises ValueError instead. Imports NumPy.")},
+    {"from_scipy", (PyCFunction)(void (*)(void))hrpy_from_scipy, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("from_scipy(matrix, /, *, copy=None) -> Tensor\n--\n\n"
+               "A coo / csr / csc Tensor over a SciPy sparse matrix or array (csr_*, csc_*,\n"
+               "coo_*; the other formats are TypeError naming the conversion to call).\n"
+               "nnz, shape and layout come from the matrix. The copy decision is per\n"
+               "buffer: data is shared when 64-byte aligned; an index array is shared when\n"
+               "it is int64 (or uint64), aligned and non-negative (the same bytes as the\n"
+               "format's uint64), and copied (widened) otherwise -- SciPy's int32 indices\n"
+               "always are. COO coords are shared only when they are rows of one (ndim, nnz)\n"
+               "block (as to_scipy hands them out). copy=True copies every buffer;\n"
+               "copy=False raises ValueError naming the buffer that needs a copy. The\n"
+               "tensor holds the arrays it shares. Index contents are checked\n"
+               "(memory-layout.md § Index contents: InvalidDescriptorError); unsorted and\n"
+               "duplicate entries are kept as they are. Imports NumPy.")},
+    {"sparse_coo", (PyCFunction)(void (*)(void))hrpy_sparse_coo, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("sparse_coo(indices, values, shape, *, copy=None) -> Tensor\n--\n\n"
+               "A coo Tensor from an (ndim, nnz) integer array of coordinates and nnz\n"
+               "values (array-likes: numpy.asarray). nnz is derived; shape is required and\n"
+               "every extent must be resolved (InvalidDescriptorError naming the index).\n"
+               "Every coordinate must be below its extent (InvalidDescriptorError).\n"
+               "Copies per buffer as from_scipy. Imports NumPy.")},
+    {"asarray", (PyCFunction)(void (*)(void))hrpy_asarray, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("asarray(obj, /, *, copy=None) -> Tensor\n--\n\n"
+               "The generic ingest entry point: a hurray.Tensor as is (copy=True: a copy of\n"
+               "every buffer); an object with __hurray__ through hurray.from_hurray once\n"
+               "that exists; a SciPy sparse matrix through from_scipy; a torch.Tensor\n"
+               "through from_torch; a numpy.ndarray through from_numpy; another __dlpack__\n"
+               "producer through from_dlpack; anything else through numpy.asarray, then\n"
+               "from_numpy. copy follows the chosen path (None: copy only what must be\n"
+               "copied; True: always; False: ValueError where a copy is needed).")},
     {"_error_class", (PyCFunction)(void (*)(void))hrpy_error_class_py,
      METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("_error_class(status, context='descriptor') -> type\n--\n\n"
@@ -175,7 +208,7 @@ static int hrpy_exec(PyObject *module) {
     X((st)->str_numpy_module);                                                                 \
     X((st)->str_numpy);                                                                        \
     for (int i_ = 0; i_ < 5; i_++) X((st)->ai_keys[i_]);                                       \
-    for (int i_ = 0; i_ < 3; i_++) X((st)->str_bridge[i_]);                                    \
+    for (int i_ = 0; i_ < HRPY_BRIDGE_COUNT; i_++) X((st)->str_bridge[i_]);                    \
     for (int i_ = 0; i_ < 256; i_++) X((st)->typestr[i_]);                                     \
     for (int i_ = 0; i_ < 256; i_++) X((st)->dtype_by_tag[i_]);                                \
     for (int i_ = 0; i_ < HRPY_LAYOUT_CLASS_COUNT; i_++) X((st)->layout_types[i_]);            \

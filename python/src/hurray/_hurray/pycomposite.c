@@ -494,6 +494,9 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
     }
+    /* The members are validated against the head's shape, so every rule needs it
+     * resolved here (composite.md HR-COMP-4). */
+    if (hrpy_refuse_dynamic(st, "Composite", h->rank, h->shape) < 0) goto error;
     if (!hrpy_dtype_tag_of(st, a[2], &h->dtype)) {
         PyErr_Format(PyExc_TypeError, "Composite: dtype must be a hurray.Dtype, not %.100s",
                      Py_TYPE(a[2])->tp_name);

@@ -82,7 +82,8 @@ typedef struct {
     PyObject *cpu_device;       /* Device('cpu'): shared, immutable */
     PyObject *str_numpy_module; /* "hurray._numpy" */
     PyObject *str_numpy;        /* "numpy" */
-    PyObject *str_bridge[3];    /* hurray._numpy's from_numpy, _tensor_to_array, _to_ml_dtypes */
+#define HRPY_BRIDGE_COUNT 7
+    PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
 
@@ -306,6 +307,16 @@ PyObject *hrpy_full(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 /* ---- NumPy bridge (tensor.c): forwards to hurray._numpy, imported lazily ---- */
 PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames);
+PyObject *hrpy_from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+/* hurray._numpy's `_asarray(obj, copy)`: an array-like through numpy.asarray, then from_numpy. */
+PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy);
+
+/* ---- ingest.c: hurray.asarray ------------------------------------------------------- */
+PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames);
 
 /* A one-byte tag as "0xF3" for PyUnicode_FromFormat / PyErr_Format, whose
  * formatter has no %02X: pass HRPY_HEX(tag) to a "%s". */

@@ -920,6 +920,17 @@ static PyObject *t_get_col_ptr(PyObject *self, void *Py_UNUSED(c)) {
     return compressed_view(self, HURRAY_LAYOUT_CSC, "col_ptr", 1);
 }
 
+static PyMethodDef to_scipy_def;
+
+/* Tensor.to_scipy: a bound method for the layouts SciPy has (coo, csr, csc), AttributeError
+ * otherwise, so that hasattr(t, "to_scipy") tells (Python requirements § Layouts and Sparse Tensor Support). */
+static PyObject *t_get_to_scipy(PyObject *self, void *Py_UNUSED(c)) {
+    uint8_t tag = TENSOR(self)->d->layout.tag;
+    if (tag != HURRAY_LAYOUT_COO && tag != HURRAY_LAYOUT_CSR && tag != HURRAY_LAYOUT_CSC)
+        return not_applicable(self, "to_scipy");
+    return PyCFunction_NewEx(&to_scipy_def, self, NULL);
+}
+
 /* ---- __array_interface__ ----------------------------------------------- */
 
 enum { AI_SHAPE, AI_TYPESTR, AI_DATA, AI_STRIDES, AI_VERSION };
@@ -1006,8 +1017,18 @@ static PyObject *numpy_bridge(hrpy_state *st) {
     return PyImport_Import(st->str_numpy_module);
 }
 
-enum { BRIDGE_FROM_NUMPY, BRIDGE_TO_ARRAY, BRIDGE_TO_ML_DTYPES };
-static const char *const bridge_names[3] = {"from_numpy", "_tensor_to_array", "_to_ml_dtypes"};
+enum {
+    BRIDGE_FROM_NUMPY,
+    BRIDGE_TO_ARRAY,
+    BRIDGE_TO_ML_DTYPES,
+    BRIDGE_FROM_SCIPY,
+    BRIDGE_SPARSE_COO,
+    BRIDGE_TO_SCIPY,
+    BRIDGE_ASARRAY
+};
+static const char *const bridge_names[HRPY_BRIDGE_COUNT] = {
+    "from_numpy", "_tensor_to_array", "_to_ml_dtypes", "from_scipy", "sparse_coo", "_to_scipy",
+    "_asarray"};
 
 static PyObject *call_bridge(hrpy_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
@@ -1045,6 +1066,52 @@ PyObject *hrpy_from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t na
     return call_bridge(hrpy_state_from_module(module), BRIDGE_FROM_NUMPY, args, nargs,
                        kwnames);
 }
+
+PyObject *hrpy_from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    return call_bridge(hrpy_state_from_module(module), BRIDGE_FROM_SCIPY, args, nargs,
+                       kwnames);
+}
+
+PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    return call_bridge(hrpy_state_from_module(module), BRIDGE_SPARSE_COO, args, nargs,
+                       kwnames);
+}
+
+PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy) {
+    PyObject *call[2] = {obj, copy ? copy : Py_None};
+    return call_bridge(st, BRIDGE_ASARRAY, call, 2, NULL);
+}
+
+/* to_scipy(*, array=False), bound to its tensor by the getter below. */
+static PyObject *tensor_to_scipy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    static const char *const names[] = {"array"};
+    PyObject *a[1];
+    hrpy_state *st = self_state(self);
+    if (st == NULL || hrpy_bind("to_scipy", args, nargs, kwnames, names, 1, 0, 0, a) < 0)
+        return NULL;
+    int array = 0;
+    if (a[0] != NULL && (array = PyObject_IsTrue(a[0])) < 0) return NULL;
+    PyObject *call[2] = {self, array ? Py_True : Py_False};
+    return call_bridge(st, BRIDGE_TO_SCIPY, call, 2, NULL);
+}
+
+static PyMethodDef to_scipy_def = {
+    "to_scipy", (PyCFunction)(void (*)(void))tensor_to_scipy, METH_FASTCALL | METH_KEYWORDS,
+    PyDoc_STR("to_scipy(*, array=False) -> scipy.sparse matrix or array\n--\n\n"
+              "The tensor as SciPy's csr_matrix / csc_matrix / coo_matrix (array=True:\n"
+              "csr_array / csc_array / coo_array; a COO tensor of rank other than 2 is\n"
+              "always a coo_array, SciPy matrices being 2-D). No copy: values, and the\n"
+              "uint64 index buffers viewed as int64 -- the same bytes, since valid\n"
+              "indices are below 2^63 (checked, with every index against the shape:\n"
+              "InvalidDescriptorError). SciPy's constructors would narrow int64 indices\n"
+              "to int32 (a copy); this path keeps the tensor's. Every array's .base is\n"
+              "the tensor, which stays alive as long as the matrix uses its buffers.\n"
+              "Unsorted and duplicate entries come back as they are. UnsupportedError\n"
+              "for element types NumPy has no dtype for, quantized tensors, dynamic\n"
+              "extents, non-CPU memory. Imports NumPy and SciPy.")};
 
 /* _tensor_with_sync_mode(tensor, index, mode) -> Tensor: a copy of the
  * tensor whose buffer `index` declares another sync_mode byte. For tests of
@@ -1235,6 +1302,9 @@ static PyGetSetDef tensor_getset[] = {
     GETTER("row_ptr", t_get_row_ptr, "CSR: uint64 view, shape (shape[0] + 1,)."),
     GETTER("row_indices", t_get_row_indices, "CSC: uint64 view, shape (nnz,)."),
     GETTER("col_ptr", t_get_col_ptr, "CSC: uint64 view, shape (shape[1] + 1,)."),
+    GETTER("to_scipy", t_get_to_scipy,
+           "to_scipy(*, array=False): the coo / csr / csc tensor as a SciPy sparse matrix\n"
+           "(or array) over the same buffers (AttributeError for other layouts)."),
     GETTER("__array_interface__", t_get_array_interface,
            "NumPy array interface (v3) over buffer 0, for CPU tensors NumPy can address."),
     {NULL, NULL, NULL, NULL, NULL},
@@ -1378,6 +1448,102 @@ static PyObject *capi_raise_fmt(PyObject *module, int status, const char *field,
     return NULL;
 }
 
+/* Index contents of a coo / csr / csc tensor (memory-layout.md § Index contents). */
+static int sparse_check_contents(hrpy_state *st, TensorObject *t) {
+    const struct hurray_descriptor *d = t->d;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int has_ptr = d->layout.tag != HURRAY_LAYOUT_COO;
+    uint64_t shape[HURRAY_MAX_RANK];
+    for (unsigned k = 0; k < d->rank; k++) shape[k] = d->shape[k];
+    int status = hurray_sparse_validate_index_buffers(
+        &d->layout, d->rank, shape, (const uint8_t *)t->bufs[1].ptr, t->bufs[1].size,
+        has_ptr ? (const uint8_t *)t->bufs[2].ptr : NULL, has_ptr ? t->bufs[2].size : 0, &err);
+    if (status == HURRAY_OK) return 0;
+    hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    return -1;
+}
+
+static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
+                            struct hrpy_sparse_view *v) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (!PyObject_TypeCheck(tensor, st->Tensor_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a hurray.Tensor, not %.100s", who,
+                     Py_TYPE(tensor)->tp_name);
+        return -1;
+    }
+    TensorObject *t = TENSOR(tensor);
+    const struct hurray_descriptor *d = t->d;
+    uint8_t tag = d->layout.tag;
+    if (tag != HURRAY_LAYOUT_COO && tag != HURRAY_LAYOUT_CSR && tag != HURRAY_LAYOUT_CSC) {
+        const char *name = hurray_layout_name(tag);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "layout",
+                       "%s: the %s layout has no SciPy form (coo, csr and csc have)", who,
+                       name ? name : "?");
+        return -1;
+    }
+    if (check_bytes(st, t, who) < 0) return -1;
+    if (d->has_quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
+                       "%s: the tensor is quantized (%s); SciPy has no quantized values", who,
+                       scheme ? scheme : "?");
+        return -1;
+    }
+    const struct hurray_dtype_info *info = hurray_dtype_info(d->dtype);
+    char kind = numpy_kind(info);
+    if (kind == 0) return refuse_dtype(st, who, d->dtype, info);
+    int dyn = first_dynamic(d->rank, d->shape);
+    if (dyn >= 0) {
+        char field[32];
+        PyOS_snprintf(field, sizeof field, "shape[%d]", dyn);
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, field,
+                       "%s: %s is dynamic (None); SciPy needs every extent", who, field);
+        return -1;
+    }
+    if (sparse_check_contents(st, t) < 0) return -1;
+    memset(v, 0, sizeof *v);
+    v->layout = tag;
+    v->dtype = d->dtype;
+    v->kind = kind;
+    v->itemsize = info->bits / 8u;
+    v->ndim = d->rank;
+    for (unsigned k = 0; k < d->rank; k++) v->shape[k] = (int64_t)d->shape[k];
+    v->nnz = d->layout.nnz;
+    v->values = t->bufs[0].ptr + d->byte_offset;
+    v->index = t->bufs[1].ptr;
+    v->ptr = tag == HURRAY_LAYOUT_COO ? NULL : t->bufs[2].ptr;
+    for (int i = 0; i < (tag == HURRAY_LAYOUT_COO ? 2 : 3); i++) v->readonly[i] = t->bufs[i].readonly;
+    return 0;
+}
+
+static PyObject *capi_tensor_sparse(PyObject *module, const struct hrpy_part *parts, Py_ssize_t n,
+                                    uint8_t dtype, uint8_t rank, const uint64_t *shape,
+                                    uint8_t layout_tag, uint64_t nnz) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    struct hrpy_tensor_spec s;
+    hrpy_tensor_spec_init(&s, st);
+    if (rank > HURRAY_MAX_RANK)
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
+                              "rank: %d exceeds the format maximum of %d", (int)rank,
+                              HURRAY_MAX_RANK);
+    s.dtype = dtype;
+    s.rank = rank;
+    memcpy(s.shape, shape, sizeof shape[0] * rank);
+    s.layout.tag = layout_tag;
+    s.layout.nnz = nnz;
+    PyObject *t = hrpy_tensor_build(st, &s, parts, n);
+    if (t != NULL && sparse_check_contents(st, TENSOR(t)) < 0) Py_CLEAR(t);
+    return t;
+}
+
+static int capi_shape_resolved(PyObject *module, PyObject *obj, const char *who, uint8_t *rank,
+                               uint64_t *shape) {
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (hrpy_as_shape(st, obj, shape, rank) < 0) return -1;
+    return hrpy_refuse_dynamic(st, who, *rank, shape);
+}
+
 static const hrpy_capi capi_table = {
     HRPY_CAPI_VERSION,
     capi_is_tensor,
@@ -1388,6 +1554,9 @@ static const hrpy_capi capi_table = {
     hurray_dtype_info,
     hurray_dtype_from_name,
     capi_raise_fmt,
+    capi_sparse_view,
+    capi_tensor_sparse,
+    capi_shape_resolved,
 };
 
 static PyMethodDef tensor_module_methods[] = {
@@ -1409,7 +1578,7 @@ int hrpy_tensor_init(PyObject *module, hrpy_state *st) {
     st->str_numpy = PyUnicode_InternFromString("numpy");
     if (st->str_numpy == NULL) return -1;
     if (array_interface_init(st) < 0) return -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < HRPY_BRIDGE_COUNT; i++) {
         st->str_bridge[i] = PyUnicode_InternFromString(bridge_names[i]);
         if (st->str_bridge[i] == NULL) return -1;
     }

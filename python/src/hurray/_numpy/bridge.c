@@ -3,8 +3,10 @@
  * allocator).
  *
  * Built against NumPy's headers and imported on first use -- by
- * hurray.from_numpy, Tensor.__array__, Tensor.to_ml_dtypes and
- * hurray.aligned_allocator -- so that `import hurray` never imports NumPy. It
+ * hurray.from_numpy, Tensor.__array__, Tensor.to_ml_dtypes,
+ * hurray.aligned_allocator, hurray.from_scipy, hurray.sparse_coo,
+ * Tensor.to_scipy and hurray.asarray of an array-like -- so that `import hurray`
+ * never imports NumPy (nor SciPy, which only to_scipy imports). It
  * reaches the Tensor through hurray._hurray's C API capsule (capi.h) and
  * keeps no rule of its own: what may become an ndarray is decided by
  * _hurray's numpy_view, the descriptor of a shared array is built and
@@ -21,7 +23,12 @@
  *       the tensor's buffer whose base is the tensor.
  *   _to_ml_dtypes(tensor)  the ml_dtypes view (sub-byte types: an unpacked copy).
  *   _aligned_handler_push() / _aligned_handler_restore(previous)  the NEP 49
- *       handler behind hurray.aligned_allocator(): 64-byte-aligned blocks. */
+ *       handler behind hurray.aligned_allocator(): 64-byte-aligned blocks.
+ *   from_scipy(matrix, *, copy=None), sparse_coo(indices, values, shape, *,
+ *       copy=None), _to_scipy(tensor, array)  SciPy sparse and the array-shaped
+ *       COO constructor (§ sparse below: the copy decided per buffer, index
+ *       contents checked by libhurray, no copy towards SciPy).
+ *   _asarray(obj, copy)  hurray.asarray's array-like path. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -35,6 +42,7 @@ typedef struct {
     PyObject *hurray;      /* the hurray._hurray module the C API works in */
     const hrpy_capi *api;
     PyObject *handler;     /* the "mem_handler" capsule of the aligned allocator */
+    PyObject *str_scipy_sparse; /* "scipy.sparse" */
     uint8_t by_kind[5][17]; /* Tier 1 tag by NumPy kind index and itemsize, 0 if none */
 } np_state;
 
@@ -88,7 +96,7 @@ static int ml_dtypes_tag(np_state *st, PyArray_Descr *descr, uint8_t *tag) {
     return found;
 }
 
-static int array_tag(np_state *st, PyArrayObject *arr, uint8_t *tag) {
+static int array_tag(np_state *st, PyArrayObject *arr, uint8_t *tag, const char *who) {
     PyArray_Descr *descr = PyArray_DESCR(arr);
     npy_intp elsize = PyDataType_ELSIZE(descr);
     int k = kind_index(descr->kind);
@@ -99,7 +107,7 @@ static int array_tag(np_state *st, PyArrayObject *arr, uint8_t *tag) {
     }
     if (ml_dtypes_tag(st, descr, tag)) return 0;
     st->api->raise_fmt(st->hurray, HURRAY_E_UNSUPPORTED, "dtype",
-                       "from_numpy: NumPy dtype %R has no hurray element type", (PyObject *)descr);
+                       "%s: NumPy dtype %R has no hurray element type", who, (PyObject *)descr);
     return -1;
 }
 
@@ -147,7 +155,7 @@ static void plan_strided(PyArrayObject *arr, npy_intp itemsize, struct plan *p) 
 
 static int make_plan(np_state *st, PyArrayObject *arr, struct plan *p) {
     memset(p, 0, sizeof *p);
-    if (array_tag(st, arr, &p->tag) < 0) return -1;
+    if (array_tag(st, arr, &p->tag, "from_numpy") < 0) return -1;
     p->nd = PyArray_NDIM(arr);
     if (p->nd > HURRAY_MAX_RANK) {
         st->api->raise_fmt(st->hurray, HURRAY_E_LIMIT, "rank",
@@ -205,33 +213,42 @@ static int sub_byte(np_state *st, uint8_t tag) {
 }
 
 /* ml_dtypes stores a sub-byte type one element per byte (low bits); hurray
- * packs it (HR-PACK-1): always a copy, row-major, padding bits zero. */
-static PyObject *pack_sub_byte(np_state *st, PyArrayObject *arr, const struct plan *p) {
-    const struct hurray_dtype_info *info = st->api->dtype_info(p->tag);
+ * packs it (HR-PACK-1): always a copy, in C order, padding bits zero. The owned
+ * buffer (a new reference) with its address, size and alignment. */
+static PyObject *pack_sub_byte_owned(np_state *st, PyArrayObject *arr, uint8_t tag, void **data,
+                                     uint64_t *nbytes, uint8_t *log2) {
+    const struct hurray_dtype_info *info = st->api->dtype_info(tag);
     unsigned w = info->bits;
-    uint64_t count = (uint64_t)PyArray_SIZE(arr), nbytes = (count * w + 7u) / 8u;
-    void *data = NULL;
-    uint8_t log2 = 0;
-    PyObject *owner = NULL, *tensor = NULL;
+    uint64_t count = (uint64_t)PyArray_SIZE(arr);
+    *nbytes = (count * w + 7u) / 8u;
     PyArrayObject *src = (PyArrayObject *)PyArray_FromAny(
         (PyObject *)arr, NULL, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
     if (src == NULL) return NULL;
-    owner = st->api->owned_new(st->hurray, nbytes, 1, &data, &log2);
-    if (owner == NULL) goto done;
-    const uint8_t *in = (const uint8_t *)PyArray_DATA(src);
-    uint8_t *out = data;
-    for (uint64_t i = 0; i < count; i++) {
-        uint64_t bit = i * w;
-        unsigned v = in[i] & ((1u << w) - 1u), sh = (unsigned)(bit % 8u);
-        out[bit / 8u] |= (uint8_t)(v << sh);
-        if (sh + w > 8u) out[bit / 8u + 1u] |= (uint8_t)(v >> (8u - sh));
+    PyObject *owner = st->api->owned_new(st->hurray, *nbytes, 1, data, log2);
+    if (owner != NULL) {
+        const uint8_t *in = (const uint8_t *)PyArray_DATA(src);
+        uint8_t *out = *data;
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t bit = i * w;
+            unsigned v = in[i] & ((1u << w) - 1u), sh = (unsigned)(bit % 8u);
+            out[bit / 8u] |= (uint8_t)(v << sh);
+            if (sh + w > 8u) out[bit / 8u + 1u] |= (uint8_t)(v >> (8u - sh));
+        }
     }
-    struct hrpy_part part = {data, nbytes, owner, 0, log2};
-    tensor = st->api->tensor_dense(st->hurray, &part, p->tag, (uint8_t)p->nd, p->shape,
-                                   HURRAY_LAYOUT_ROW_MAJOR, NULL, 0);
-done:
-    Py_XDECREF(owner);
     Py_DECREF(src);
+    return owner;
+}
+
+static PyObject *pack_sub_byte(np_state *st, PyArrayObject *arr, const struct plan *p) {
+    void *data = NULL;
+    uint64_t nbytes = 0;
+    uint8_t log2 = 0;
+    PyObject *owner = pack_sub_byte_owned(st, arr, p->tag, &data, &nbytes, &log2);
+    if (owner == NULL) return NULL;
+    struct hrpy_part part = {data, nbytes, owner, 0, log2};
+    PyObject *tensor = st->api->tensor_dense(st->hurray, &part, p->tag, (uint8_t)p->nd, p->shape,
+                                             HURRAY_LAYOUT_ROW_MAJOR, NULL, 0);
+    Py_DECREF(owner);
     return tensor;
 }
 
@@ -488,6 +505,602 @@ static PyObject *handler_restore(PyObject *module, PyObject *previous) {
     Py_RETURN_NONE;
 }
 
+/* ---- sparse: from_scipy, sparse_coo, Tensor.to_scipy --------------------------------------- *
+ * (Python requirements § Layouts and Sparse Tensor Support, § copy on ingest: the decision is made per
+ * buffer; memory-layout.md § COO, § CSR and CSC, § Index contents.)
+ *
+ * Ingest. Values are shared when C-contiguous, little-endian and 64-byte aligned; an index
+ * array is shared when it is moreover a 64-bit integer array (int64 of valid indices has
+ * the bytes of the format's uint64), and otherwise copied into an owned uint64 buffer by
+ * NumPy's own cast (SciPy's int32 indices always are). copy=True copies every buffer,
+ * copy=False raises ValueError naming the first buffer that needs a copy. The tensor is
+ * built by _hurray (tensor_sparse: the three tiers, then the index contents, so a negative
+ * int64 index -- a huge uint64 -- is refused there, as is anything out of bounds).
+ * Entries are carried in the order given: nothing is sorted or merged.
+ *
+ * to_scipy. The values and the uint64 index buffers viewed as int64 (checked: every
+ * accepted index is below 2^63), each an ndarray whose base is the tensor, handed to
+ * SciPy's sparse *array* constructors, which keep int64 indices as they are (the matrix
+ * constructors narrow them to int32 when they fit: a copy); a matrix is then made from the
+ * array, which shares its arrays. */
+
+/* Arguments of a FASTCALL function: positional or keyword `names`, the first `required`
+ * required; at most `max_pos` positionally. Borrowed into out[] (NULL when absent). */
+static int bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *const *names, Py_ssize_t n, Py_ssize_t max_pos,
+                     Py_ssize_t required, PyObject **out) {
+    Py_ssize_t npos = PyVectorcall_NARGS(nargs), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) out[i] = NULL;
+    if (npos > max_pos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %zd positional arguments (%zd given)",
+                     fname, max_pos, npos);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < npos; i++) out[i] = args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+        if (i == n) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", fname, key);
+            return -1;
+        }
+        if (out[i] != NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname,
+                         names[i]);
+            return -1;
+        }
+        out[i] = args[npos + k];
+    }
+    for (Py_ssize_t i = 0; i < required; i++) {
+        if (out[i] != NULL) continue;
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Objects a tensor under construction borrows from, released after it is built. */
+#define KEEP_MAX 12
+struct keep {
+    PyObject *obj[KEEP_MAX];
+    int n;
+};
+static PyObject *keep_add(struct keep *k, PyObject *o) { /* steals o; returns it (borrowed) */
+    if (o == NULL) return NULL;
+    if (k->n == KEEP_MAX) { /* never reached: each path keeps at most 6 */
+        Py_DECREF(o);
+        PyErr_SetString(PyExc_SystemError, "hurray._numpy: too many objects kept");
+        return NULL;
+    }
+    k->obj[k->n++] = o;
+    return o;
+}
+static void keep_release(struct keep *k) {
+    while (k->n > 0) Py_DECREF(k->obj[--k->n]);
+}
+
+static PyObject *refuse_copy(const char *who, const char *name, const char *reason) {
+    return PyErr_Format(PyExc_ValueError,
+                        "%s: %s %s, so ingesting it needs a copy, and copy=False forbids the copy",
+                        who, name, reason);
+}
+
+static int is_aligned(const void *p, uint64_t size) {
+    return size == 0 || (uintptr_t)p % HURRAY_MIN_BUFFER_ALIGNMENT == 0;
+}
+
+/* A new 1-D (or 2-D) little-endian array of `type` over owned memory `data` whose base is
+ * `owner` (borrowed). */
+static PyArrayObject *array_over(PyObject *owner, void *data, int type, int nd, npy_intp *dims) {
+    PyArray_Descr *descr = PyArray_DescrFromType(type);
+#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
+    if (descr != NULL) Py_SETREF(descr, PyArray_DescrNewByteorder(descr, NPY_LITTLE));
+#endif
+    if (descr == NULL) return NULL;
+    PyObject *a = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, NULL, data,
+                                       NPY_ARRAY_WRITEABLE, NULL);
+    if (a != NULL && PyArray_SetBaseObject((PyArrayObject *)a, Py_NewRef(owner)) < 0) Py_CLEAR(a);
+    return (PyArrayObject *)a;
+}
+
+/* An ndarray for an array-like argument: itself, or numpy.asarray(obj) -- a copy that
+ * copy=False forbids (ValueError naming the argument). New reference. */
+static PyArrayObject *as_ndarray(PyObject *obj, int mode, const char *who, const char *name) {
+    if (PyArray_Check(obj)) return (PyArrayObject *)Py_NewRef(obj);
+    if (mode == 0) {
+        PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+        if (a == NULL) return NULL;
+        /* zero-copy only if the array borrows obj's memory (a buffer or array interface) */
+        if (PyArray_BASE(a) != NULL || PyArray_SIZE(a) == 0) return a;
+        Py_DECREF(a);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %s is a %.100s, not an array; making one is a copy, and copy=False "
+                     "forbids the copy",
+                     who, name, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+}
+
+/* The values buffer: a 1-D array of nnz elements. */
+static int values_part(np_state *st, PyArrayObject *arr, int mode, const char *who,
+                       const char *name, uint8_t *tag, struct hrpy_part *part, struct keep *k) {
+    if (PyArray_NDIM(arr) != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must be 1-D (nnz,), not %d-D", who, name,
+                     PyArray_NDIM(arr));
+        return -1;
+    }
+    if (array_tag(st, arr, tag, who) < 0) return -1;
+    void *data = NULL;
+    uint8_t log2 = 0;
+    uint64_t nbytes = (uint64_t)PyArray_NBYTES(arr);
+    const struct hurray_dtype_info *info = st->api->dtype_info(*tag);
+    if (info != NULL && info->bits % 8u != 0) { /* ml_dtypes' unpacked sub-byte values */
+        if (mode == 0) {
+            refuse_copy(who, name, "holds an unpacked sub-byte type, which hurray packs");
+            return -1;
+        }
+        PyObject *owner = keep_add(k, pack_sub_byte_owned(st, arr, *tag, &data, &nbytes, &log2));
+        if (owner == NULL) return -1;
+        *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
+        return 0;
+    }
+    const char *reason = NULL;
+    if (!PyArray_IS_C_CONTIGUOUS(arr)) reason = "is not contiguous";
+    else if (!is_little_endian(PyArray_DESCR(arr)))
+        reason = "is big-endian (hurray buffers are little-endian)";
+    else if (!is_aligned(PyArray_DATA(arr), nbytes))
+        reason = "is not 64-byte aligned (MIN_BUFFER_ALIGNMENT)";
+    if (mode == 0 && reason != NULL) {
+        refuse_copy(who, name, reason);
+        return -1;
+    }
+    if (mode == 1 || reason != NULL) {
+        PyObject *owner = keep_add(k, st->api->owned_new(st->hurray, nbytes, 0, &data, &log2));
+        if (owner == NULL) return -1;
+        PyArray_Descr *descr = PyArray_DESCR(arr);
+        if (is_little_endian(descr)) Py_INCREF(descr);
+        else descr = PyArray_DescrNewByteorder(descr, NPY_LITTLE);
+        if (descr == NULL) return -1;
+        PyObject *dst = PyArray_NewFromDescr(&PyArray_Type, descr, 1, PyArray_DIMS(arr), NULL,
+                                             data, NPY_ARRAY_WRITEABLE, NULL);
+        int bad = dst == NULL || PyArray_CopyInto((PyArrayObject *)dst, arr) < 0;
+        Py_XDECREF(dst);
+        if (bad) return -1;
+        *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
+        return 0;
+    }
+    *part = (struct hrpy_part){PyArray_DATA(arr), nbytes, (PyObject *)arr,
+                               !PyArray_ISWRITEABLE(arr), -1};
+    return 0;
+}
+
+/* Why an integer array cannot be shared as a uint64 index buffer (NULL: it can), in `buf`. */
+static const char *index_share_reason(PyArrayObject *arr, char *buf, size_t len) {
+    PyArray_Descr *d = PyArray_DESCR(arr);
+    if (PyArray_ITEMSIZE(arr) != 8) {
+        PyOS_snprintf(buf, len, "is a %d-bit %s integer array; hurray index buffers are uint64",
+                      (int)(8 * PyArray_ITEMSIZE(arr)), d->kind == 'u' ? "unsigned" : "signed");
+        return buf;
+    }
+    if (!PyArray_IS_C_CONTIGUOUS(arr)) return "is not contiguous";
+    if (!is_little_endian(d)) return "is big-endian (hurray buffers are little-endian)";
+    return NULL;
+}
+
+static int check_index_dtype(PyArrayObject *arr, const char *who, const char *name) {
+    char kind = PyArray_DESCR(arr)->kind;
+    if ((kind == 'i' || kind == 'u') && !PyDataType_HASFIELDS(PyArray_DESCR(arr))) return 0;
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an integer array, not %R", who, name,
+                 (PyObject *)PyArray_DESCR(arr));
+    return -1;
+}
+
+/* An index block of `rows` rows of `len` entries into a new owned uint64 buffer, row r
+ * copied (cast) from rowsrc[r] -- or, with one 2-D source, from it whole. */
+static int index_copy(np_state *st, PyArrayObject *const *rowsrc, int nsrc, npy_intp rows,
+                      npy_intp len, struct hrpy_part *part, struct keep *k) {
+    void *data = NULL;
+    uint8_t log2 = 0;
+    uint64_t nbytes = (uint64_t)rows * (uint64_t)len * 8u;
+    PyObject *owner = keep_add(k, st->api->owned_new(st->hurray, nbytes, 0, &data, &log2));
+    if (owner == NULL) return -1;
+    for (int r = 0; r < nsrc; r++) { /* a 2-D source fills the block, a 1-D one its row */
+        int nd = PyArray_NDIM(rowsrc[r]) == 2 ? 2 : 1;
+        npy_intp dims[2] = {nd == 2 ? rows : len, len};
+        PyArrayObject *dst = array_over(owner, (char *)data + (size_t)r * (size_t)len * 8u,
+                                        NPY_UINT64, nd, dims);
+        int bad = dst == NULL || PyArray_CopyInto(dst, rowsrc[r]) < 0; /* a modular cast */
+        Py_XDECREF(dst);
+        if (bad) return -1;
+    }
+    *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
+    return 0;
+}
+
+/* A 1-D index array (CSR/CSC minor indices or pointers) as a uint64 index buffer. */
+static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *who,
+                      const char *name, struct hrpy_part *part, struct keep *k) {
+    if (check_index_dtype(arr, who, name) < 0) return -1;
+    if (PyArray_NDIM(arr) != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must be 1-D, not %d-D", who, name,
+                     PyArray_NDIM(arr));
+        return -1;
+    }
+    char buf[96];
+    uint64_t nbytes = (uint64_t)PyArray_NBYTES(arr);
+    const char *reason = index_share_reason(arr, buf, sizeof buf);
+    if (reason == NULL && !is_aligned(PyArray_DATA(arr), nbytes))
+        reason = "is not 64-byte aligned (MIN_BUFFER_ALIGNMENT)";
+    if (mode == 0 && reason != NULL) {
+        refuse_copy(who, name, reason);
+        return -1;
+    }
+    if (mode == 1 || reason != NULL)
+        return index_copy(st, &arr, 1, 1, PyArray_DIM(arr, 0), part, k);
+    *part = (struct hrpy_part){PyArray_DATA(arr), nbytes, (PyObject *)arr,
+                               !PyArray_ISWRITEABLE(arr), -1};
+    return 0;
+}
+
+/* The COO indices buffer, (ndim, nnz), from `ndim` rows (SciPy's coords) or one 2-D array
+ * (sparse_coo). Shared only when the rows are one contiguous 64-bit block already: a 2-D
+ * C-contiguous array, or rows that lie back to back in memory (as to_scipy hands them out;
+ * `holder` then keeps every row alive). */
+static int coo_indices_part(np_state *st, PyArrayObject *const *rows, int nrows, npy_intp ndim,
+                            npy_intp nnz, PyObject *holder, int mode, const char *who,
+                            const char *name, struct hrpy_part *part, struct keep *k) {
+    char buf[96];
+    const char *reason = NULL;
+    for (int r = 0; r < nrows && reason == NULL; r++) {
+        if (check_index_dtype(rows[r], who, name) < 0) return -1;
+        reason = index_share_reason(rows[r], buf, sizeof buf);
+    }
+    char *base = nrows > 0 ? PyArray_BYTES(rows[0]) : NULL;
+    uint64_t nbytes = (uint64_t)ndim * (uint64_t)nnz * 8u;
+    for (int r = 1; r < nrows && reason == NULL; r++)
+        if (PyArray_BYTES(rows[r]) != base + (size_t)r * (size_t)nnz * 8u)
+            reason = "are separate arrays; the coo indices buffer is one (ndim, nnz) block";
+    if (reason == NULL && !is_aligned(base, nbytes))
+        reason = "are not 64-byte aligned (MIN_BUFFER_ALIGNMENT)";
+    if (mode == 0 && reason != NULL) {
+        refuse_copy(who, name, reason);
+        return -1;
+    }
+    if (mode == 1 || reason != NULL) return index_copy(st, rows, nrows, ndim, nnz, part, k);
+    int readonly = 0;
+    for (int r = 0; r < nrows; r++) readonly |= !PyArray_ISWRITEABLE(rows[r]);
+    *part = (struct hrpy_part){base, nbytes, holder, readonly, -1};
+    return 0;
+}
+
+static int sequence_shape(PyObject *shape, uint64_t *out, uint8_t *rank, const char *who) {
+    PyObject *seq = PySequence_Fast(shape, "shape must be a sequence");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int bad = n > HURRAY_MAX_RANK;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        bad = v == (unsigned long long)-1 && PyErr_Occurred();
+        out[i] = v;
+    }
+    Py_DECREF(seq);
+    if (bad && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s: rank %zd exceeds %d", who, n, HURRAY_MAX_RANK);
+    *rank = (uint8_t)n;
+    return bad ? -1 : 0;
+}
+
+static int attr_array(PyObject *m, const char *attr, PyArrayObject **out, struct keep *k) {
+    PyObject *a = PyObject_GetAttrString(m, attr);
+    if (a == NULL) return -1;
+    if (!PyArray_Check(a)) {
+        PyErr_Format(PyExc_TypeError, "from_scipy: the matrix's .%s is a %.100s, not an ndarray",
+                     attr, Py_TYPE(a)->tp_name);
+        Py_DECREF(a);
+        return -1;
+    }
+    *out = (PyArrayObject *)keep_add(k, a);
+    return 0;
+}
+
+/* from_scipy(matrix, /, *, copy=None) */
+static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    static const char *const names[] = {"matrix", "copy"};
+    static const char who[] = "from_scipy";
+    np_state *st = get_state(module);
+    PyObject *a[2], *tensor = NULL, *fmt = NULL, *shape = NULL;
+    struct keep k = {{NULL}, 0};
+    int mode = -1;
+    if (bind_args(who, args, nargs, kwnames, names, 2, 1, 1, a) < 0) return NULL;
+    if (copy_mode(a[1], who, &mode) < 0) return NULL;
+    PyObject *m = a[0], *sparse = PyImport_GetModule(st->str_scipy_sparse);
+    int is = 0;
+    if (sparse != NULL) {
+        PyObject *r = PyObject_CallMethod(sparse, "issparse", "O", m);
+        is = r == NULL ? -1 : PyObject_IsTrue(r);
+        Py_XDECREF(r);
+        Py_DECREF(sparse);
+        if (is < 0) return NULL;
+    } else if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!is)
+        return PyErr_Format(PyExc_TypeError,
+                            "from_scipy: expected a scipy.sparse matrix or array, not %.100s",
+                            Py_TYPE(m)->tp_name);
+    fmt = PyObject_GetAttrString(m, "format");
+    if (fmt == NULL || !PyUnicode_Check(fmt)) goto error_fmt;
+    uint8_t layout = PyUnicode_CompareWithASCIIString(fmt, "csr") == 0   ? HURRAY_LAYOUT_CSR
+                     : PyUnicode_CompareWithASCIIString(fmt, "csc") == 0 ? HURRAY_LAYOUT_CSC
+                     : PyUnicode_CompareWithASCIIString(fmt, "coo") == 0 ? HURRAY_LAYOUT_COO
+                                                                         : 0;
+    if (layout == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "from_scipy: the %U format has no hurray layout; convert it first with "
+                     ".tocsr(), .tocsc() or .tocoo() (hurray has csr, csc and coo)",
+                     fmt);
+        goto error;
+    }
+    uint64_t dims[HURRAY_MAX_RANK];
+    uint8_t rank = 0;
+    shape = PyObject_GetAttrString(m, "shape");
+    if (shape == NULL || sequence_shape(shape, dims, &rank, who) < 0) goto error;
+    if (layout != HURRAY_LAYOUT_COO && rank != 2) {
+        st->api->raise_fmt(st->hurray, HURRAY_E_UNSUPPORTED, "rank",
+                           "from_scipy: a %d-D %U matrix has no hurray form (csr and csc are "
+                           "2-D); convert it with .tocoo()",
+                           (int)rank, fmt);
+        goto error;
+    }
+    PyArrayObject *data = NULL;
+    uint8_t tag = 0;
+    struct hrpy_part parts[3];
+    if (attr_array(m, "data", &data, &k) < 0 ||
+        values_part(st, data, mode, who, "data", &tag, &parts[0], &k) < 0)
+        goto error;
+    uint64_t nnz = 0;
+    Py_ssize_t nparts = 3;
+    if (layout == HURRAY_LAYOUT_COO) {
+        PyObject *coords = keep_add(&k, PyObject_GetAttrString(m, "coords"));
+        if (coords == NULL || !PyTuple_Check(coords) || PyTuple_GET_SIZE(coords) != rank) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "from_scipy: the matrix's .coords is not a "
+                                              "tuple of one index array per dimension");
+            goto error;
+        }
+        PyArrayObject *rows[HURRAY_MAX_RANK];
+        nnz = (uint64_t)PyArray_DIM(data, 0);
+        for (int r = 0; r < rank; r++) {
+            PyObject *c = PyTuple_GET_ITEM(coords, r);
+            if (!PyArray_Check(c) || PyArray_NDIM((PyArrayObject *)c) != 1 ||
+                (uint64_t)PyArray_DIM((PyArrayObject *)c, 0) != nnz) {
+                PyErr_Format(PyExc_ValueError,
+                             "from_scipy: coords[%d] is not a 1-D array of nnz = %llu indices",
+                             r, (unsigned long long)nnz);
+                goto error;
+            }
+            rows[r] = (PyArrayObject *)c;
+        }
+        if (coo_indices_part(st, rows, rank, rank, (npy_intp)nnz, coords, mode, who, "coords",
+                             &parts[1], &k) < 0)
+            goto error;
+        nparts = 2;
+    } else {
+        PyArrayObject *indices = NULL, *indptr = NULL;
+        if (attr_array(m, "indices", &indices, &k) < 0 ||
+            attr_array(m, "indptr", &indptr, &k) < 0 ||
+            index_part(st, indices, mode, who, "indices", &parts[1], &k) < 0 ||
+            index_part(st, indptr, mode, who, "indptr", &parts[2], &k) < 0)
+            goto error;
+        /* nnz is indptr[-1], as SciPy's own .nnz; the contents check then holds it to it */
+        if (parts[2].size < 8) {
+            PyErr_Format(PyExc_ValueError, "from_scipy: indptr is empty");
+            goto error;
+        }
+        memcpy(&nnz, (const char *)parts[2].ptr + parts[2].size - 8, 8);
+#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
+        nnz = __builtin_bswap64(nnz);
+#endif
+    }
+    tensor = st->api->tensor_sparse(st->hurray, parts, nparts, tag, rank, dims, layout, nnz);
+error:
+    keep_release(&k);
+    Py_XDECREF(fmt);
+    Py_XDECREF(shape);
+    return tensor;
+error_fmt:
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "from_scipy: the matrix has no str .format");
+    goto error;
+}
+
+/* sparse_coo(indices, values, shape, *, copy=None) */
+static PyObject *sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    static const char *const names[] = {"indices", "values", "shape", "copy"};
+    static const char who[] = "sparse_coo";
+    np_state *st = get_state(module);
+    PyObject *a[4], *tensor = NULL;
+    struct keep k = {{NULL}, 0};
+    int mode = -1;
+    uint64_t dims[HURRAY_MAX_RANK];
+    uint8_t rank = 0;
+    if (bind_args(who, args, nargs, kwnames, names, 4, 3, 3, a) < 0) return NULL;
+    if (copy_mode(a[3], who, &mode) < 0) return NULL;
+    if (st->api->shape_resolved(st->hurray, a[2], who, &rank, dims) < 0) return NULL;
+    PyArrayObject *ind = (PyArrayObject *)keep_add(&k, (PyObject *)as_ndarray(a[0], mode, who,
+                                                                                "indices"));
+    PyArrayObject *val = ind ? (PyArrayObject *)keep_add(&k, (PyObject *)as_ndarray(
+                                                                 a[1], mode, who, "values"))
+                             : NULL;
+    if (val == NULL) goto done;
+    if (check_index_dtype(ind, who, "indices") < 0) goto done;
+    if (PyArray_NDIM(ind) != 2 || PyArray_DIM(ind, 0) != rank) {
+        PyObject *got = PyObject_GetAttrString((PyObject *)ind, "shape");
+        if (got != NULL)
+            PyErr_Format(PyExc_ValueError,
+                         "%s: indices must be a 2-D (ndim, nnz) array with ndim = len(shape) = "
+                         "%d rows, not an array of shape %R",
+                         who, (int)rank, got);
+        Py_XDECREF(got);
+        goto done;
+    }
+    npy_intp nnz = PyArray_DIM(ind, 1);
+    if (PyArray_NDIM(val) != 1 || PyArray_DIM(val, 0) != nnz) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: values must be 1-D with nnz = %zd elements (indices.shape[1])", who,
+                     (Py_ssize_t)nnz);
+        goto done;
+    }
+    uint8_t tag = 0;
+    struct hrpy_part parts[2];
+    PyArrayObject *rows[1] = {ind};
+    if (values_part(st, val, mode, who, "values", &tag, &parts[0], &k) < 0 ||
+        coo_indices_part(st, rows, 1, rank, nnz, (PyObject *)ind, mode, who, "indices",
+                         &parts[1], &k) < 0)
+        goto done;
+    tensor = st->api->tensor_sparse(st->hurray, parts, 2, tag, rank, dims, HURRAY_LAYOUT_COO,
+                                    (uint64_t)nnz);
+done:
+    keep_release(&k);
+    return tensor;
+}
+
+/* A 1-D array of `n` elements of `type` (kind/itemsize) at `data`, base `tensor`. */
+static PyObject *view_1d(PyObject *tensor, PyArray_Descr *descr, char *data, npy_intp n,
+                         int readonly) {
+    static int64_t empty_slot; /* NumPy wants an address even for no element */
+    npy_intp dims[1] = {n};
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL,
+                                         data != NULL ? (void *)data : (void *)&empty_slot,
+                                         readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    if (arr != NULL && PyArray_SetBaseObject((PyArrayObject *)arr, Py_NewRef(tensor)) < 0)
+        Py_CLEAR(arr);
+    return arr;
+}
+
+static PyObject *index_view(PyObject *tensor, char *data, npy_intp n, int readonly) {
+    PyArray_Descr *descr = PyArray_DescrFromType(NPY_INT64);
+#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
+    if (descr != NULL) Py_SETREF(descr, PyArray_DescrNewByteorder(descr, NPY_LITTLE));
+#endif
+    return descr ? view_1d(tensor, descr, data, n, readonly) : NULL;
+}
+
+/* _to_scipy(tensor, array): Tensor.to_scipy. */
+static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    np_state *st = get_state(module);
+    struct hrpy_sparse_view v;
+    PyObject *sparse = NULL, *values = NULL, *index = NULL, *ptr = NULL, *shape = NULL,
+             *arg = NULL, *kw = NULL, *cls = NULL, *arr = NULL, *result = NULL;
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_to_scipy(tensor, array)");
+    int want_array = PyObject_IsTrue(args[1]);
+    if (want_array < 0) return NULL;
+    if (st->api->sparse_view(st->hurray, args[0], "to_scipy", &v) < 0) return NULL;
+    sparse = PyImport_GetModule(st->str_scipy_sparse); /* sys.modules first: cheap */
+    if (sparse == NULL && !PyErr_Occurred()) sparse = PyImport_Import(st->str_scipy_sparse);
+    if (sparse == NULL) return NULL;
+    PyArray_Descr *descr = PyArray_DescrFromType(type_number(v.kind, v.itemsize));
+#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
+    if (descr != NULL && v.itemsize > 1)
+        Py_SETREF(descr, PyArray_DescrNewByteorder(descr, NPY_LITTLE));
+#endif
+    npy_intp nnz = (npy_intp)v.nnz;
+    values = descr ? view_1d(args[0], descr, v.values, nnz, v.readonly[0]) : NULL;
+    if (values == NULL) goto done;
+    shape = PyTuple_New(v.ndim);
+    for (int d = 0; shape != NULL && d < v.ndim; d++) {
+        PyObject *e = PyLong_FromLongLong(v.shape[d]);
+        if (e == NULL) Py_CLEAR(shape);
+        else PyTuple_SET_ITEM(shape, d, e);
+    }
+    if (shape == NULL) goto done;
+    const char *name;
+    if (v.layout == HURRAY_LAYOUT_COO) {
+        index = PyTuple_New(v.ndim); /* coords: row d of the (ndim, nnz) block */
+        for (int d = 0; index != NULL && d < v.ndim; d++) {
+            PyObject *row = index_view(args[0], v.index ? v.index + (size_t)d * (size_t)nnz * 8u
+                                                        : NULL,
+                                       nnz, v.readonly[1]);
+            if (row == NULL) Py_CLEAR(index);
+            else PyTuple_SET_ITEM(index, d, row);
+        }
+        arg = index ? PyTuple_Pack(2, values, index) : NULL;
+        name = "coo_array";
+    } else {
+        npy_intp n = (npy_intp)v.shape[v.layout == HURRAY_LAYOUT_CSR ? 0 : 1] + 1;
+        index = index_view(args[0], v.index, nnz, v.readonly[1]);
+        ptr = index ? index_view(args[0], v.ptr, n, v.readonly[2]) : NULL;
+        arg = ptr ? PyTuple_Pack(3, values, index, ptr) : NULL;
+        name = v.layout == HURRAY_LAYOUT_CSR ? "csr_array" : "csc_array";
+    }
+    if (arg == NULL) goto done;
+    kw = Py_BuildValue("{sOsO}", "shape", shape, "copy", Py_False);
+    cls = kw ? PyObject_GetAttrString(sparse, name) : NULL;
+    PyObject *pos = cls ? PyTuple_Pack(1, arg) : NULL;
+    arr = pos ? PyObject_Call(cls, pos, kw) : NULL;
+    Py_XDECREF(pos);
+    if (arr == NULL) goto done;
+    if (want_array || (v.layout == HURRAY_LAYOUT_COO && v.ndim != 2)) {
+        result = Py_NewRef(arr);
+        goto done;
+    }
+    /* the matrix class from the array: SciPy shares the array's arrays on this path */
+    Py_SETREF(cls, PyObject_GetAttrString(sparse, v.layout == HURRAY_LAYOUT_CSR   ? "csr_matrix"
+                                                  : v.layout == HURRAY_LAYOUT_CSC ? "csc_matrix"
+                                                                                  : "coo_matrix"));
+    if (cls != NULL) result = PyObject_CallOneArg(cls, arr);
+done:
+    Py_XDECREF(sparse);
+    Py_XDECREF(values);
+    Py_XDECREF(index);
+    Py_XDECREF(ptr);
+    Py_XDECREF(shape);
+    Py_XDECREF(arg);
+    Py_XDECREF(kw);
+    Py_XDECREF(cls);
+    Py_XDECREF(arr);
+    return result;
+}
+
+/* _asarray(obj, copy): hurray.asarray's last resort, an array-like: numpy.asarray (with
+ * copy=False: only when that shares obj's memory), made under the 64-byte-aligned handler
+ * so that a new array needs no second copy, then from_numpy. */
+static PyObject *asarray_arraylike(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    np_state *st = get_state(module);
+    int mode = -1;
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_asarray(obj, copy)");
+    if (copy_mode(args[1], "asarray", &mode) < 0) return NULL;
+    PyObject *previous = PyDataMem_SetHandler(st->handler);
+    if (previous == NULL) return NULL;
+    PyArrayObject *arr = as_ndarray(args[0], mode, "asarray", "obj");
+    PyObject *ours = PyDataMem_SetHandler(previous);
+    Py_DECREF(previous);
+    if (ours == NULL) {
+        Py_XDECREF(arr);
+        return NULL;
+    }
+    Py_DECREF(ours);
+    if (arr == NULL) return NULL;
+    if (PyArray_DESCR(arr)->type_num == NPY_OBJECT) {
+        PyErr_Format(PyExc_TypeError,
+                     "asarray: a %.100s is not an array-like of numbers (NumPy makes an object "
+                     "array of it), nor a tensor any ingest path takes",
+                     Py_TYPE(args[0])->tp_name);
+        Py_DECREF(arr);
+        return NULL;
+    }
+    PyObject *kwnames = Py_BuildValue("(s)", "copy");
+    PyObject *call[2] = {(PyObject *)arr, args[1]};
+    PyObject *t = kwnames ? from_numpy(module, call, 1, kwnames) : NULL;
+    Py_XDECREF(kwnames);
+    Py_DECREF(arr);
+    return t;
+}
+
 /* ---- module ---------------------------------------------------------------------------------- */
 
 static PyMethodDef bridge_methods[] = {
@@ -497,6 +1110,14 @@ static PyMethodDef bridge_methods[] = {
      PyDoc_STR("_tensor_to_array(tensor, dtype, copy): Tensor.__array__.")},
     {"_to_ml_dtypes", (PyCFunction)to_ml_dtypes, METH_O,
      PyDoc_STR("_to_ml_dtypes(tensor): Tensor.to_ml_dtypes().")},
+    {"from_scipy", (PyCFunction)(void (*)(void))from_scipy, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("from_scipy(matrix, /, *, copy=None) -> hurray.Tensor")},
+    {"sparse_coo", (PyCFunction)(void (*)(void))sparse_coo, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("sparse_coo(indices, values, shape, *, copy=None) -> hurray.Tensor")},
+    {"_to_scipy", (PyCFunction)(void (*)(void))to_scipy, METH_FASTCALL,
+     PyDoc_STR("_to_scipy(tensor, array): Tensor.to_scipy.")},
+    {"_asarray", (PyCFunction)(void (*)(void))asarray_arraylike, METH_FASTCALL,
+     PyDoc_STR("_asarray(obj, copy): hurray.asarray for an array-like.")},
     {"_aligned_handler_push", (PyCFunction)handler_push, METH_NOARGS,
      PyDoc_STR("Installs the 64-byte-aligned NEP 49 handler; returns the previous one.")},
     {"_aligned_handler_restore", (PyCFunction)handler_restore, METH_O,
@@ -530,6 +1151,8 @@ static int bridge_exec(PyObject *module) {
     }
     st->handler = PyCapsule_New(&aligned_handler, "mem_handler", NULL);
     if (st->handler == NULL) return -1;
+    st->str_scipy_sparse = PyUnicode_InternFromString("scipy.sparse");
+    if (st->str_scipy_sparse == NULL) return -1;
     fill_kinds(st);
     return 0;
 }
@@ -539,6 +1162,7 @@ static int bridge_traverse(PyObject *module, visitproc visit, void *arg) {
     if (st == NULL) return 0;
     Py_VISIT(st->hurray);
     Py_VISIT(st->handler);
+    Py_VISIT(st->str_scipy_sparse);
     return 0;
 }
 
@@ -547,6 +1171,7 @@ static int bridge_clear(PyObject *module) {
     if (st == NULL) return 0;
     Py_CLEAR(st->hurray);
     Py_CLEAR(st->handler);
+    Py_CLEAR(st->str_scipy_sparse);
     return 0;
 }
 
