@@ -199,10 +199,14 @@ fuzz-smoke: fuzz-replay $(FUZZ_BINS)
 bench: $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
 
+# Our own builds of the binding turn warnings into errors (meson's werror option, off by
+# default so that users' compilers never fail an install on a new warning).
+PY_DEV_SETUP ?= -Csetup-args=-Dwerror=true
+
 # Python binding: builds the extension into the venv and runs its tests. Joins `make test`
 # once python/pyproject.toml exists.
 python-install: deps
-	$(VENV)/bin/python -m pip install -q --no-build-isolation ./python
+	$(VENV)/bin/python -m pip install -q --no-build-isolation $(PY_DEV_SETUP) ./python
 
 test-python: python-install
 	$(VENV)/bin/python -m pytest -q python/tests
