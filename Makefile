@@ -276,7 +276,7 @@ OS_PORT_PENDING ?= reference/src/file.c reference/src/stream.c \
                    python/src/hurray/_hurray/pystream.c python/src/hurray/_hurray/owned.c \
                    python/src/hurray/_hurray/pycomposite.c
 MINGW_CC     ?= x86_64-w64-mingw32-gcc
-ZIG          ?= $(VENV)/bin/python -m ziglang
+ZIG          ?= $(abspath $(VENV))/bin/python -m ziglang
 CROSS_CFLAGS := $(CSTD) $(WARN) -O2 -DHURRAY_BUILDING -Ireference/include -Ireference/src
 WIN_SRC      := $(filter-out reference/src/os_posix.c $(OS_PORT_PENDING),$(LIB_SRC))
 WIN_DIR      := $(BUILD)/cross/windows-x86_64
@@ -310,3 +310,53 @@ cross-macos: $(foreach t,$(MACOS_TARGETS),$(BUILD)/cross/$(t)/libhurray.dylib)
 	@echo "cross-macos: all $(words $(LIB_SRC)) libhurray sources built and linked for $(MACOS_TARGETS)"
 
 TEST_STEPS += portability-check cross-windows cross-macos
+
+# --------------------------------------------------------------- packaging ---
+# The Python package as users get it (README.md § Installing):
+#   sdist        $(DIST)/hurray-<version>.tar.gz: python/ plus libhurray's sources and the
+#                LICENSE (meson dist + python/tools/dist_vendor.py). Made from the committed
+#                tree (meson dist archives HEAD): commit first.
+#   wheel        a manylinux_2_17 x86_64 wheel for .venv's CPython, built from that sdist
+#                without containers: `zig cc` targeting glibc 2.17, then auditwheel repair
+#                (which also proves the tag: it refuses a wheel that needs a newer glibc).
+#   sdist-test   the sdist installed in a fresh venv whose PATH has a C compiler and nothing
+#                else (meson, ninja, NumPy come from the index), then a smoke test
+#   wheel-test   the wheel installed with --no-index into a fresh venv with no compiler on
+#                PATH, a smoke test, then the binding's tests against it
+#   packaging-check  static checks: one version, LICENSE, werror, cibuildwheel's selection
+# Version: HURRAY_VERSION_STRING in reference/include/hurray/version.h, nowhere else.
+DIST        ?= $(BUILD)/dist
+PKG_VERSION := $(shell $(PYTHON) python/tools/version.py reference 2>/dev/null)
+SDIST       := $(DIST)/hurray-$(PKG_VERSION).tar.gz
+WHEEL_GLIBC ?= 2.17
+WHEEL_PLAT  ?= manylinux_$(subst .,_,$(WHEEL_GLIBC))_x86_64
+WHEEL_WORK  := $(BUILD)/wheel
+
+.PHONY: sdist wheel sdist-test wheel-test packaging-check
+sdist: deps
+	rm -f $(DIST)/hurray-*.tar.gz
+	$(VENV)/bin/python -m build --sdist --no-isolation --outdir $(DIST) python
+	@test -f $(SDIST) && echo "sdist: $(SDIST)"
+
+wheel: sdist
+	rm -rf $(WHEEL_WORK) $(DIST)/hurray-*.whl && mkdir -p $(WHEEL_WORK)
+	tar xzf $(SDIST) -C $(WHEEL_WORK)
+	CC="$(ZIG) cc -target x86_64-linux-gnu.$(WHEEL_GLIBC)" AR="$(ZIG) ar" \
+	  $(VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps \
+	  -Csetup-args=-Dwerror=true -Cbuild-dir=$(abspath $(WHEEL_WORK))/build \
+	  -w $(WHEEL_WORK)/raw $(WHEEL_WORK)/hurray-$(PKG_VERSION)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/python -m auditwheel repair \
+	  --plat $(WHEEL_PLAT) -w $(DIST) $(WHEEL_WORK)/raw/hurray-*.whl
+	$(VENV)/bin/python -m auditwheel show $(DIST)/hurray-$(PKG_VERSION)-*.whl
+	@ls $(DIST)/hurray-$(PKG_VERSION)-*.whl
+
+sdist-test: sdist
+	bash ci/test_install.sh sdist $(SDIST)
+
+wheel-test: wheel
+	bash ci/test_install.sh wheel $(DIST)
+
+packaging-check: deps
+	$(VENV)/bin/python ci/check_packaging.py
+
+TEST_STEPS += packaging-check sdist-test wheel-test
