@@ -150,7 +150,8 @@ ifneq ($(HARNESS_SRC),)
 harness: $(HARNESS)
 
 # Every vector of the corpus through the C reference; the harness prints the report.
-# (The Python half of conformance joins here with the binding.) deps first: on a fresh
+# Then every vector of every kind through the Python binding (descriptor and quantization:
+# test_conformance.py; kv, file, stream: test_conformance_containers.py). deps first: on a fresh
 # machine this is the first command a reader runs.
 conformance: deps harness
 	@echo "=== C reference (libhurray) over the corpus"
@@ -158,7 +159,8 @@ conformance: deps harness
 ifneq ($(wildcard python/pyproject.toml),)
 	@echo "=== Python binding (hurray) over the corpus"
 	@$(MAKE) --no-print-directory python-install
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/test_conformance.py
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/test_conformance.py \
+	  python/tests/test_conformance_containers.py
 endif
 
 # The same run with the library and harness under ASan+UBSan.
@@ -360,3 +362,13 @@ packaging-check: deps
 	$(VENV)/bin/python ci/check_packaging.py
 
 TEST_STEPS += packaging-check sdist-test wheel-test
+
+# ------------------------------------------------------------------- docs ---
+# Docs that tell the truth: no dangling or outside-the-repository paths or links, no unknown
+# spec section / HR / REQ ids, no citation of private documents, and no `pip install` of
+# hurray that could reach the unrelated public project (ci/check_docs.py says each rule).
+.PHONY: docs-check
+docs-check:
+	$(PYTHON) ci/check_docs.py
+
+TEST_STEPS += docs-check
