@@ -268,7 +268,8 @@ bench: bench-python
 # other platforms with their own headers and -Werror, and link it (every system function
 # named must exist there).
 #   cross-windows  every reference/src/*.c but os_posix.c, mingw-w64 (x86_64-w64-mingw32-gcc,
-#                  Debian gcc-mingw-w64-x86-64), linked into hurray.dll
+#                  Debian gcc-mingw-w64-x86-64), linked into hurray.dll; then the OS layer's
+#                  Windows check (reference/tests/win32/) run under Wine (Debian wine64)
 #   cross-macos    every reference/src/*.c, `zig cc` (PyPI ziglang, in .venv) for
 #                  x86_64-macos 10.13 and arm64-macos 11.0, linked into libhurray.dylib
 # OS_PORT_PENDING: files still being moved onto the OS layer. The header check lists them
@@ -290,6 +291,12 @@ $(WIN_DIR)/%.o: reference/src/%.c $(LIB_HDR)
 	$(MINGW_CC) $(CROSS_CFLAGS) -D__USE_MINGW_ANSI_STDIO=1 -c $< -o $@
 $(WIN_DIR)/hurray.dll: $(patsubst reference/src/%.c,$(WIN_DIR)/%.o,$(WIN_SRC))
 	$(MINGW_CC) -shared -o $@ $^ -Wl,--out-implib,$(WIN_DIR)/libhurray.dll.a
+# reference/tests/win32/os_win32_check.c: os_win32.c's behaviour on Windows (files, paths in
+# UTF-8, copy-on-write maps, pipes with timeouts and wakers, replace), run under Wine.
+WINE ?= $(or $(shell command -v wine64 2>/dev/null),$(wildcard /usr/lib/wine/wine64))
+$(WIN_DIR)/os_win32_check.exe: reference/tests/win32/os_win32_check.c $(WIN_DIR)/hurray.dll
+	$(MINGW_CC) $(CROSS_CFLAGS) -D__USE_MINGW_ANSI_STDIO=1 $< \
+	  $(patsubst reference/src/%.c,$(WIN_DIR)/%.o,$(WIN_SRC)) -o $@
 
 define macos_rules # $(1) = zig target
 $(BUILD)/cross/$(1)/%.o: reference/src/%.c $(LIB_HDR)
@@ -304,7 +311,9 @@ $(foreach t,$(MACOS_TARGETS),$(eval $(call macos_rules,$(t))))
 portability-check:
 	$(PYTHON) ci/check_os_headers.py --pending $(OS_PORT_PENDING)
 
-cross-windows: $(WIN_DIR)/hurray.dll
+cross-windows: $(WIN_DIR)/hurray.dll $(WIN_DIR)/os_win32_check.exe
+	@test -n "$(WINE)" || { echo "cross-windows: no wine64 (Debian wine64) to run the check" >&2; exit 1; }
+	WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_DIR))/wineprefix $(WINE) $(WIN_DIR)/os_win32_check.exe
 	@echo "cross-windows: $(words $(WIN_SRC)) of $(words $(LIB_SRC)) libhurray sources built for" \
 	  "Windows x86_64 and linked; not yet portable: $(or $(filter reference/src/%,$(OS_PORT_PENDING)),none)"
 

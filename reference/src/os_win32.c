@@ -26,9 +26,11 @@
  *   waker) with the timeout, cancelled with CancelIoEx. A write to a full
  *   anonymous pipe blocks until the reader drains it (no readiness test
  *   exists for writing).
- * - Replacing a file that another process has open without FILE_SHARE_DELETE,
- *   or has mapped, fails with EACCES (MoveFileEx's rule); readers opened by
- *   this layer share delete access, so they do not block a replace. */
+ * - Replacing a file: with POSIX rename semantics where Windows has them
+ *   (Windows 10 1809+ on NTFS), an open reader or mapping of the old file, if
+ *   it shares delete access as this layer's readers do, keeps the old bytes
+ *   and does not block the replace; elsewhere (MoveFileEx) any open handle of
+ *   the target makes the replace fail with EACCES. */
 #if defined(_WIN32)
 
 #ifndef WIN32_LEAN_AND_MEAN
@@ -41,6 +43,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -616,6 +619,44 @@ int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err) {
     return win_fail(err, code, "file", "cannot sync", path);
 }
 
+/* FILE_RENAME_INFO as Windows 10 (1607+) lays it out (Flags shares the first field with
+ * ReplaceIfExists) and FileRenameInfoEx (22): declared here because SDKs gate both on the
+ * targeted Windows version, while this file decides at run time. */
+struct rename_info_ex {
+    DWORD Flags;
+    HANDLE RootDirectory;
+    DWORD FileNameLength;
+    WCHAR FileName[1];
+};
+#define RENAME_INFO_EX_CLASS ((FILE_INFO_BY_HANDLE_CLASS)22)
+#define RENAME_REPLACE_IF_EXISTS 0x1u
+#define RENAME_POSIX_SEMANTICS 0x2u
+
+/* Renames with POSIX semantics (Windows 10 1809+, NTFS): the target is replaced even
+ * while another handle has it open with FILE_SHARE_DELETE (a reader, a mapping), which
+ * keeps the old file's bytes, as on POSIX. FALSE where the system or file system cannot. */
+static BOOL rename_posix(const wchar_t *from, const wchar_t *to) {
+    wchar_t full[MAX_PATH * 4];
+    DWORD n = GetFullPathNameW(to, (DWORD)(sizeof full / sizeof full[0]), full, NULL);
+    if (n == 0 || n >= sizeof full / sizeof full[0]) return FALSE;
+    HANDLE h = CreateFileW(from, DELETE | SYNCHRONIZE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h == INVALID_HANDLE_VALUE) return FALSE;
+    size_t size = offsetof(struct rename_info_ex, FileName) + ((size_t)n + 1) * sizeof(WCHAR);
+    struct rename_info_ex *ri = calloc(1, size);
+    BOOL ok = FALSE;
+    if (ri) {
+        ri->Flags = RENAME_REPLACE_IF_EXISTS | RENAME_POSIX_SEMANTICS;
+        ri->FileNameLength = n * (DWORD)sizeof(WCHAR);
+        memcpy(ri->FileName, full, ((size_t)n + 1) * sizeof(WCHAR));
+        ok = SetFileInformationByHandle(h, RENAME_INFO_EX_CLASS, ri, (DWORD)size);
+    }
+    free(ri);
+    CloseHandle(h);
+    return ok;
+}
+
 int hri_os_replace(const char *tmp, const char *target, struct hurray_error *err) {
     char real[4096];
     const char *dest = resolve_target(target, real, sizeof real);
@@ -626,8 +667,11 @@ int hri_os_replace(const char *tmp, const char *target, struct hurray_error *err
         free(wt);
         return st;
     }
-    /* Atomic on one volume; WRITE_THROUGH returns only once the rename is on disk. */
-    BOOL ok = MoveFileExW(wt, wd, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+    /* Atomic on one volume. POSIX semantics first (an open reader of the old file does
+     * not block it); else MoveFileEx, whose WRITE_THROUGH returns once the rename is on
+     * disk (older Windows, FAT, Wine: there an open reader of the target blocks it). */
+    BOOL ok = rename_posix(wt, wd);
+    if (!ok) ok = MoveFileExW(wt, wd, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
     DWORD code = GetLastError();
     free(wt);
     free(wd);
