@@ -135,23 +135,41 @@ def check_path(tok: str, md: Path) -> str | None:
     return "no such path in the repository"
 
 
-def pip_findings(text: str) -> list[str]:
-    """Lines that `pip install` the distribution hurray from somewhere pip may find the
+def pip_commands(text: str, markdown: bool) -> list[str]:
+    """The commands a reader would run: in Markdown, code blocks (fenced or indented) and
+    inline code spans; elsewhere (workflows, Makefile), every line."""
+    out: list[str] = []
+    fence = False
+    for line in text.splitlines():
+        if not markdown:
+            out.append(line)
+            continue
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence or line.startswith("    "):
+            out.append(line)
+        else:
+            out.extend(re.findall(r"`([^`]+)`", line))
+    return out
+
+
+def pip_findings(text: str, markdown: bool = True) -> list[str]:
+    """Commands that `pip install` the distribution hurray from somewhere pip may find the
     unrelated public project."""
     out = []
-    for line in text.splitlines():
-        if "pip install" not in line and "pip wheel" not in line and "pip download" not in line:
+    for cmd in pip_commands(text, markdown):
+        m = re.search(r"\bpip3? (install|wheel|download)\b(.*)", cmd)
+        if not m:
             continue
-        cmd = line.split("pip ", 1)[1]
-        words = [w.strip("'\"") for w in cmd.split()]
-        named = [w for w in words if re.fullmatch(r"hurray(\[[^\]]*\])?([=<>~!].*)?", w)]
-        if not named:
+        words = [w.strip("'\"`.,;:)(") for w in m.group(2).split()]
+        if not [w for w in words if re.fullmatch(r"hurray(\[[^\]]*\])?([=<>~!].*)?", w)]:
             continue
         if "--extra-index-url" in words:
-            out.append(f"{line.strip()}: --extra-index-url lets pip choose the public "
+            out.append(f"{cmd.strip()}: --extra-index-url lets pip choose the public "
                        "project's higher version")
         elif not ({"--no-index", "--index-url", "-i"} & set(words)):
-            out.append(f"{line.strip()}: may resolve to the unrelated public project "
+            out.append(f"{cmd.strip()}: may resolve to the unrelated public project "
                        "'hurray'; use --no-index --find-links <dir> or --index-url")
     return out
 
@@ -193,7 +211,7 @@ def main() -> int:
             line = text[: m.start()].count("\n") + 1
             findings.append(f"{rel}:{line}: cites the private requirement document "
                             f"({m.group(0)!r}); state the requirement in docs/requirements/")
-        for f in pip_findings(text):
+        for f in pip_findings(text, markdown=True):
             findings.append(f"{rel}: {f}")
     # ids, everywhere they are cited
     sources = mds + tracked("*.c", "*.h", "*.py", "*.pyi", "Makefile", "*.toml", "*.yml")

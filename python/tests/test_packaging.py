@@ -22,17 +22,26 @@ def _load(name):
 
 def test_REQ_PKG_PIP_INSTALL_instructions_never_reach_the_public_project():
     docs = _load("check_docs")
-    texts = [p for p in ROOT.rglob("*.md") if ".venv" not in p.parts and "build" not in p.parts]
-    texts += [ROOT / ".github" / "workflows" / "wheels.yml", ROOT / "Makefile"]
-    found = [(p.name, f) for p in texts for f in docs.pip_findings(p.read_text(encoding="utf-8"))]
+    mds = [p for p in ROOT.rglob("*.md") if ".venv" not in p.parts and "build" not in p.parts]
+    others = [ROOT / ".github" / "workflows" / "wheels.yml", ROOT / "Makefile",
+              ROOT / "ci" / "test_install.sh"]
+    found = [(p.name, f) for p in mds for f in docs.pip_findings(p.read_text(encoding="utf-8"))]
+    found += [(p.name, f) for p in others
+              for f in docs.pip_findings(p.read_text(encoding="utf-8"), markdown=False)]
     assert found == []
-    # The rule catches what it must: a bare install, an extra index; and lets our forms pass.
-    assert docs.pip_findings("pip install hurray")
-    assert docs.pip_findings('pip install -U "hurray[torch]"')
-    assert docs.pip_findings("pip install --extra-index-url https://x.invalid/simple hurray")
-    assert not docs.pip_findings("pip install --no-index --find-links dist/ hurray")
-    assert not docs.pip_findings("pip install --index-url https://x.invalid/simple hurray")
-    assert not docs.pip_findings("pip install ./python")
+    # The rule catches what it must: a bare install, an upgrade with an extra, an extra
+    # index, in a code block or inline code; and lets our forms pass.
+    assert docs.pip_findings("pip install hurray", markdown=False)
+    assert docs.pip_findings('pip install -U "hurray[torch]"', markdown=False)
+    assert docs.pip_findings("    pip install hurray==0.1.0")
+    assert docs.pip_findings("then run `pip install hurray`.")
+    assert docs.pip_findings("pip install --extra-index-url https://x.invalid/simple hurray",
+                             markdown=False)
+    assert not docs.pip_findings("pip install --no-index --find-links dist/ hurray",
+                                 markdown=False)
+    assert not docs.pip_findings("pip install --index-url https://x.invalid/simple hurray",
+                                 markdown=False)
+    assert not docs.pip_findings("pip install ./python", markdown=False)
     # The README says how, with the exact commands, and why.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "pip install --no-index --find-links" in readme and "unrelated" in readme
