@@ -5,9 +5,10 @@ Two id families are traced:
   HR-<AREA>-<n>   normative statements of the format (docs/spec/*.md), traced to the C unit
                   tests (reference/tests: test names containing HR_<AREA>_<n>), the corpus
                   (vectors/manifest.cbor spec_refs) and the Python tests.
-  REQ_<NAME>      MUSTs of the Python surface from the requirement document, listed with
-                  their seed section in python/tests/requirements_ids.md, traced to the
-                  Python tests whose names contain the id.
+  REQ_<AREA>_<NAME>  requirements of the Python binding, stated in
+                  docs/requirements/python-binding.md (one table per area), traced to the
+                  Python tests whose names contain the id. A requirement whose sentence cites
+                  an HR id traces that id too: one trace for both schemes.
 
   python3 docs/conformance/trace.py           rewrite requirements.md
   python3 docs/conformance/trace.py --check   fail if requirements.md is stale, or if a
@@ -81,16 +82,23 @@ def vector_refs():
     return counts
 
 
-def seed_ids():
-    """REQ id -> (seed section, requirement) from python/tests/requirements_ids.md."""
-    path = os.path.join(ROOT, "python", "tests", "requirements_ids.md")
+REQS = os.path.join(ROOT, "docs", "requirements", "python-binding.md")
+
+
+def req_ids():
+    """REQ id -> (area, requirement) from docs/requirements/python-binding.md, whose
+    '## <area>' headings group tables of '| id | requirement | tests (file) |'."""
     ids = {}
-    if not os.path.exists(path):
-        return ids
-    for line in open(path, encoding="utf-8"):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and re.fullmatch(r"REQ_[A-Z0-9_]+", cells[0]):
-            ids[cells[0]] = (cells[1], cells[2])
+    area = ""
+    for line in open(REQS, encoding="utf-8"):
+        if line.startswith("## "):
+            area = line[3:].strip()
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        if len(cells) >= 2 and re.fullmatch(r"REQ_[A-Z0-9_]+", cells[0]):
+            if cells[0] in ids:
+                raise SystemExit(f"trace: {cells[0]} is listed twice in {REQS}")
+            ids[cells[0]] = (area, cells[1])
     return ids
 
 
@@ -116,17 +124,17 @@ def build():
         "|---|---|---|---|---|",
     ]
     missing = []
-    seeds = seed_ids()
+    reqs = req_ids()
     # A Python-surface requirement whose sentence cites a format id traces that id too.
-    via_seed = {}
-    for sid, (_, req) in seeds.items():
+    via_req = {}
+    for sid, (_, req) in reqs.items():
         for m in HR_RE.finditer(req):
-            via_seed.setdefault(m.group(0), []).extend(matching(ptests, sid))
+            via_req.setdefault(m.group(0), []).extend(matching(ptests, sid))
     for rid in sorted(spec, key=lambda s: (s.split("-")[1], int(s.split("-")[2]))):
         file, heading = spec[rid]
         token = rid.replace("-", "_")
         ct, nv = matching(ctests, token), vrefs.get(rid, 0)
-        pt = matching(ptests, token) + via_seed.get(rid, [])
+        pt = matching(ptests, token) + via_req.get(rid, [])
         area = rid.split("-")[1]
         if area in LATER and not (ct or pt or nv):
             status = f"outline; implemented with the issue on {LATER[area]}"
@@ -139,15 +147,15 @@ def build():
         )
     lines += [
         "",
-        "## Python-surface requirements (the requirement document)",
+        "## Python binding requirements (docs/requirements/python-binding.md)",
         "",
-        "Ids and sentences are kept in `python/tests/requirements_ids.md`.",
+        "Stated, one table per area, in `docs/requirements/python-binding.md`.",
         "",
-        "| id | seed § | requirement | tests |",
+        "| id | area | requirement | tests |",
         "|---|---|---|---|",
     ]
-    for rid in sorted(seeds):
-        section, req = seeds[rid]
+    for rid in sorted(reqs):
+        section, req = reqs[rid]
         pt = matching(ptests, rid)
         if not pt:
             missing.append(rid)

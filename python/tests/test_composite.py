@@ -2,7 +2,7 @@
 
 Construction and its delegation to libhurray, value equality, the depth-aware repr, member
 roles, and composites through streams and files (nested, members by name). Test names carry
-requirement ids (python/tests/requirements_ids.md).
+requirement ids (docs/requirements/python-binding.md).
 """
 import struct
 

@@ -3,7 +3,7 @@ Handling; docs/spec/file-container.md HR-FILE-1 … 8).
 
 Round trips of every dtype, layout and quantization scheme (copy and memory-mapped), the
 memory-mapped mode's lifetime, names, refusals, and corrupt or truncated containers.
-Test names carry requirement ids (python/tests/requirements_ids.md).
+Test names carry requirement ids (docs/requirements/python-binding.md).
 """
 import errno
 import gc

@@ -1,6 +1,6 @@
 """hurray.load_kv and save(kv=...) (seed § File metadata; docs/spec/kv.md HR-KV-1 … 11).
 
-Test names carry requirement ids (python/tests/requirements_ids.md).
+Test names carry requirement ids (docs/requirements/python-binding.md).
 """
 import math
 import struct

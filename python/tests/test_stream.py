@@ -4,7 +4,7 @@ Handling; docs/spec/stream.md HR-STREAM-1 … 11).
 Round trips of every dtype, layout and quantization scheme, and of composites, in memory,
 over a pipe, over a socketpair between two threads and between two processes; the iterator
 and context-manager protocols; limits, truncation and corruption; transports and the GIL.
-Test names carry requirement ids (python/tests/requirements_ids.md).
+Test names carry requirement ids (docs/requirements/python-binding.md).
 """
 import errno
 import faulthandler

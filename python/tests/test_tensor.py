@@ -3,7 +3,7 @@
 Seed § Tensor Surface, § Dynamic dimensions, § Authoring, § sync_mode, § Alignment is
 measured, § Buffer Handles, § Layouts and Sparse Tensor Support, § Multi-buffer tensors;
 docs/spec/buffer-protocol.md, memory-layout.md. Test names carry requirement ids
-(python/tests/requirements_ids.md). These tests use no NumPy.
+(docs/requirements/python-binding.md). These tests use no NumPy.
 """
 import gc
 import struct

@@ -11,7 +11,12 @@
 
 #include "hurray/hurray.h"
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__) && defined(__USE_MINGW_ANSI_STDIO) && __USE_MINGW_ANSI_STDIO
+/* mingw-w64 with its C99 stdio (%zu, %llu), as our Windows builds use it. */
+#define HRI_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__MINGW32__)
+#define HRI_PRINTF(f, a) __attribute__((format(ms_printf, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define HRI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define HRI_PRINTF(f, a)

@@ -1,5 +1,13 @@
 /* The operating-system layer for POSIX systems (Linux, macOS, the BSDs).
- * See os.h: this is the only file of libhurray that makes system calls. */
+ * See os.h: this is the only file of libhurray that makes system calls.
+ *
+ * macOS (reviewed): everything used here is POSIX.1-2008 and present since
+ * macOS 10.7 (O_CLOEXEC, F_DUPFD_CLOEXEC) or 10.12 (clock_gettime); wheels
+ * target 10.13 or later. No pipe2 (pipe + fcntl), no fdatasync, no MAP_*
+ * beyond MAP_PRIVATE, no Linux-only flags. Darwin refuses read/write/writev
+ * requests above INT_MAX bytes: IO_CHUNK (1 GiB) keeps every request below
+ * it. hri_os_sync uses F_FULLFSYNC where it exists (fsync alone does not
+ * flush the drive's cache there). */
 #if !defined(_WIN32)
 
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
@@ -486,6 +494,15 @@ int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
 
 int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err) {
     int r;
+#if defined(F_FULLFSYNC)
+    /* macOS: fsync only hands the data to the drive, whose cache may lose it;
+     * F_FULLFSYNC flushes the cache too. File systems that cannot (network,
+     * some FUSE) refuse it: fsync below is then the best there is. */
+    do {
+        r = fcntl((int)fd, F_FULLFSYNC);
+    } while (r != 0 && errno == EINTR);
+    if (r == 0) return HURRAY_OK;
+#endif
     do {
         r = fsync((int)fd);
     } while (r != 0 && errno == EINTR);
