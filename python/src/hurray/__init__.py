@@ -58,6 +58,7 @@ from ._hurray import (
     dtype,
     empty,
     from_dlpack,
+    from_hurray,
     from_numpy,
     from_torch,
     full,
@@ -186,6 +187,8 @@ __all__ = [
     # DLPack and PyTorch (torch imported on first use, never by `import hurray`)
     "from_dlpack",
     "from_torch",
+    # the native protocol (docs/spec/c-abi.md); discovery is hasattr(obj, "__hurray__")
+    "from_hurray",
     *_DTYPE_NAMES,
 ]
 

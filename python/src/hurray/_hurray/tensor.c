@@ -236,8 +236,24 @@ PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
 
 /* ---- items: tensors from streams and files, and the view writers take -------------------- */
 
+static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
+                                    PyObject *owner, const struct hrpy_part *parts, Py_ssize_t n,
+                                    int32_t device_id, int host);
+
 PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n) {
+    return tensor_from_record(st, d, owner, parts, n, 0, 1);
+}
+
+PyObject *hrpy_tensor_from_native(hrpy_state *st, const struct hurray_descriptor *d,
+                                  const struct hrpy_part *parts, Py_ssize_t n,
+                                  int32_t device_id) {
+    return tensor_from_record(st, d, NULL, parts, n, device_id, 0);
+}
+
+static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
+                                    PyObject *owner, const struct hrpy_part *parts, Py_ssize_t n,
+                                    int32_t device_id, int host) {
     struct hurray_limits lim;
     struct hurray_error err;
     hurray_error_clear(&err);
@@ -251,11 +267,12 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, 
                               "a borrowed tensor record still carries its member role");
     TensorObject *t = tensor_alloc(st, n);
     if (t == NULL) return NULL;
-    t->host = 1;
-    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+    t->host = (uint8_t)host;
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD &&
+        device_id == 0)
         t->device = Py_NewRef(st->cpu_device);
     else
-        t->device = hrpy_device_new(st, d->device, d->memory_class, 0);
+        t->device = hrpy_device_new(st, d->device, d->memory_class, device_id);
     if (t->device == NULL) {
         Py_DECREF(t);
         return NULL;
@@ -1262,6 +1279,7 @@ static PyMethodDef tensor_methods[] = {
                "a zero-copy view for byte-sized types; a copy for packed sub-byte types,\n"
                "unpacked one element per byte as ml_dtypes stores them.")},
     HRPY_DLPACK_TENSOR_METHODS /* __dlpack__, __dlpack_device__, to_torch (dlpack.c) */
+    HRPY_NATIVE_TENSOR_METHODS /* __hurray__ (native.c) */
     {NULL, NULL, 0, NULL},
 };
 
