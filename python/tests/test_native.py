@@ -454,7 +454,7 @@ def test_REQ_NATIVE_VERSION_HR_ABI_4_c_consumer_refuses_other_version(consumer, 
 
 
 @pytest.mark.parametrize("name,t", TENSORS, ids=[n for n, _ in TENSORS])
-def test_REQ_NATIVE_FOREIGN_separate_producer_consumed(producer, name, t):
+def test_REQ_NATIVE_FROM_HURRAY_foreign_producer_consumed(producer, name, t):
     bufs = [bytearray(t.buffer(i)) for i in range(t.buffer_count)]
     lists0, bufs0, ctx0 = producer.counts()
     obj = Foreign(lambda: producer.make(t.descriptor.encode(), bufs, device_id=0))
@@ -471,7 +471,7 @@ def test_REQ_NATIVE_FOREIGN_separate_producer_consumed(producer, name, t):
     assert producer.counts() == (lists0 + 1, bufs0 + len(bufs), ctx0 + 1)
 
 
-def test_REQ_NATIVE_FOREIGN_device_id_from_the_context(producer):
+def test_REQ_NATIVE_FROM_HURRAY_HR_ABI_9_device_id_from_the_context(producer):
     d = Tensor(bytes(8), hurray.float32, (2,),
                device=hurray.Device("rocm", memory_class="unified", device_id=0)).descriptor
     u = hurray.from_hurray(producer.make(d.encode(), [bytearray(8)], device_id=7))

@@ -186,6 +186,29 @@ static void test_HR_ABI_3_roundtrip(void **state) {
     hurray_tensor_context_destroy(ctx);
 }
 
+/* HR-ABI-7: a handle from get is a pointer into the list's own storage, valid until the list is
+ * destroyed; destroying the list releases it (no per-handle destroy exists). */
+static void test_HR_ABI_7_borrowed_handles(void **state) {
+    (void)state;
+    buffer_releases = 0;
+    HurrayBufferList *list = NULL;
+    assert_int_equal(hurray_buffer_list_create(2, &list), HURRAY_OK);
+    for (unsigned i = 0; i < 2; i++) {
+        list->buffers[i].owner = list;
+        list->buffers[i].release = count_buffer_release;
+    }
+    const HurrayBuffer *a = hurray_buffer_list_get(list, 0);
+    const HurrayBuffer *b = hurray_buffer_list_get(list, 1);
+    assert_ptr_equal(a, &list->buffers[0]);
+    assert_ptr_equal(b, &list->buffers[1]);
+    assert_ptr_equal(hurray_buffer_list_get(list, 0), a); /* the same handle every time */
+    assert_null(hurray_buffer_list_get(list, 2));
+    assert_null(hurray_buffer_list_get(NULL, 0));
+    assert_int_equal(buffer_releases, 0);
+    hurray_buffer_list_destroy(list);
+    assert_int_equal(buffer_releases, 2);
+}
+
 static void test_HR_ABI_5_create_arguments(void **state) {
     (void)state;
     HurrayBufferList *list = (HurrayBufferList *)1;
@@ -217,6 +240,7 @@ int main(void) {
         cmocka_unit_test(test_HR_ABI_4_other_version),
         cmocka_unit_test(test_HR_ABI_3_roundtrip),
         cmocka_unit_test(test_HR_ABI_5_create_arguments),
+        cmocka_unit_test(test_HR_ABI_7_borrowed_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
