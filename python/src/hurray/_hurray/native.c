@@ -90,12 +90,18 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const 
     struct hurray_error err;
     hurray_error_clear(&err);
     size_t len = 0, written = 0;
-    int status = hurray_descriptor_encoded_len(d, &len, &err);
-    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     uint8_t stack[STACK_DESC];
-    uint8_t *bytes = len <= sizeof stack ? stack : PyMem_RawMalloc(len);
-    if (bytes == NULL) return PyErr_NoMemory();
-    status = hurray_descriptor_encode(d, bytes, len, &written, &err);
+    uint8_t *bytes = stack;
+    /* one encode (it validates once) on the stack; a larger descriptor is measured first */
+    int status = hurray_descriptor_encode(d, stack, sizeof stack, &written, &err);
+    if (status == HURRAY_E_ARGUMENT) {
+        hurray_error_clear(&err);
+        status = hurray_descriptor_encoded_len(d, &len, &err);
+        if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        bytes = PyMem_RawMalloc(len);
+        if (bytes == NULL) return PyErr_NoMemory();
+        status = hurray_descriptor_encode(d, bytes, len, &written, &err);
+    }
     if (status != HURRAY_OK) {
         if (bytes != stack) PyMem_RawFree(bytes);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
@@ -226,7 +232,10 @@ static PyObject *consume(hrpy_state *st, PyObject *capsule) {
     struct hurray_descriptor d;
     hurray_descriptor_init(&d);
     d.allocator = &hrpy_raw_allocator;
-    struct hurray_decode_options opt = {NULL, &hrpy_raw_allocator};
+    struct hurray_limits lim;
+    /* the limits a tensor the binding builds is held to: what one producer could hold,
+     * another accepts */
+    struct hurray_decode_options opt = {hrpy_authoring_limits(&lim), &hrpy_raw_allocator};
     struct hurray_error err;
     hurray_error_clear(&err);
     size_t used = 0;

@@ -329,11 +329,14 @@ static inline hrpy_hex hrpy_hex_byte(unsigned v) {
  * kept as declared; the bytes are host memory whatever the device tag says. */
 PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n);
-/* The same for a tensor received through the native protocol (native.c): always a deep
- * copy of `d`; the device carries `device_id`; the bytes are where the device tag says. */
-PyObject *hrpy_tensor_from_native(hrpy_state *st, const struct hurray_descriptor *d,
+/* The same for a tensor received through the native protocol (native.c): `decoded` was
+ * decoded with hrpy_authoring_limits and hrpy_raw_allocator and is moved into the tensor
+ * (left reset); the device carries `device_id`; the bytes are where the device tag says. */
+PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *decoded,
                                   const struct hrpy_part *parts, Py_ssize_t n,
                                   int32_t device_id);
+/* The limits a tensor the binding holds is validated against (tensor.c). */
+const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim);
 /* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not
  * one. *host: whether its bytes are CPU-addressable (device cpu, or read from a stream or
  * file). */

@@ -237,22 +237,31 @@ PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
 /* ---- items: tensors from streams and files, and the view writers take -------------------- */
 
 static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
-                                    PyObject *owner, const struct hrpy_part *parts, Py_ssize_t n,
+                                    struct hurray_descriptor *decoded, PyObject *owner,
+                                    const struct hrpy_part *parts, Py_ssize_t n,
                                     int32_t device_id, int host);
 
 PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n) {
-    return tensor_from_record(st, d, owner, parts, n, 0, 1);
+    return tensor_from_record(st, d, NULL, owner, parts, n, 0, 1);
 }
 
-PyObject *hrpy_tensor_from_native(hrpy_state *st, const struct hurray_descriptor *d,
+const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim) {
+    return authoring_limits(lim);
+}
+
+PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *decoded,
                                   const struct hrpy_part *parts, Py_ssize_t n,
                                   int32_t device_id) {
-    return tensor_from_record(st, d, NULL, parts, n, device_id, 0);
+    return tensor_from_record(st, decoded, decoded, NULL, parts, n, device_id, 0);
 }
 
+/* `decoded` (when not NULL, == d): a record decoded with the authoring limits and the raw
+ * allocator, moved into the tensor rather than copied, and not validated again (decoding
+ * validated it under the same limits). */
 static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
-                                    PyObject *owner, const struct hrpy_part *parts, Py_ssize_t n,
+                                    struct hurray_descriptor *decoded, PyObject *owner,
+                                    const struct hrpy_part *parts, Py_ssize_t n,
                                     int32_t device_id, int host) {
     struct hurray_limits lim;
     struct hurray_error err;
@@ -286,7 +295,8 @@ static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descript
         t->d = d;
     } else {
         struct hurray_descriptor *own = tensor_own_record(st, t);
-        if (own != NULL) status = hurray_descriptor_copy(own, d, &hrpy_raw_allocator, &err);
+        if (own != NULL && decoded != NULL) hurray_descriptor_move(own, decoded);
+        else if (own != NULL) status = hurray_descriptor_copy(own, d, &hrpy_raw_allocator, &err);
         if (own == NULL || status != HURRAY_OK ||
             hrpy_descriptor_set_device(t->descriptor, t->device) < 0) {
             Py_DECREF(t);
@@ -297,6 +307,7 @@ static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descript
         hurray_descriptor_clear_role(own); /* a tensor has no role; its composite holds it */
     }
     for (Py_ssize_t i = 0; i < n; i++) slot_set(&t->bufs[i], &parts[i]);
+    if (decoded != NULL) return (PyObject *)t;
     status = hurray_descriptor_validate(t->d, authoring_limits(&lim), &err);
     if (status != HURRAY_OK) {
         Py_DECREF(t);
