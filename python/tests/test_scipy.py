@@ -548,6 +548,28 @@ def test_REQ_ASARRAY_tensors():
         hurray.asarray(t, copy="yes")
 
 
+def test_REQ_ASARRAY_native_protocol_first():
+    """An object speaking __hurray__ goes through from_hurray before any other protocol (even
+    when it also has __dlpack__): zero-copy, every buffer of a multi-buffer tensor; copy=True
+    rebuilds over copies with an equal descriptor."""
+    src = hurray.from_scipy(sp.csr_array(np.eye(4)))
+
+    class Both:
+        def __hurray__(self, stream=None):
+            return src.__hurray__(stream)
+
+        def __dlpack__(self, **kw):  # never reached: the native protocol comes first
+            raise AssertionError("asarray used __dlpack__")
+
+    t = hurray.asarray(Both())
+    assert t.descriptor == src.descriptor
+    assert all(buf_addr(t, i) == buf_addr(src, i) for i in range(src.buffer_count))
+    assert hurray.asarray(Both(), copy=False).descriptor == src.descriptor
+    c = hurray.asarray(Both(), copy=True)
+    assert c.descriptor == src.descriptor
+    assert all(buf_addr(c, i) != buf_addr(src, i) for i in range(src.buffer_count))
+
+
 def test_REQ_ASARRAY_scipy_numpy_and_array_likes():
     m = shared_csr(sp.csr_matrix, dense((4, 4), np.float64, 1))
     t = hurray.asarray(m, copy=False)

@@ -60,6 +60,7 @@ from ._hurray import (
     dtype,
     empty,
     from_dlpack,
+    from_hurray,
     from_numpy,
     from_scipy,
     from_torch,
@@ -196,6 +197,8 @@ __all__ = [
     "sparse_coo",
     # the generic ingest entry point
     "asarray",
+    # the native protocol (docs/spec/c-abi.md); discovery is hasattr(obj, "__hurray__")
+    "from_hurray",
     *_DTYPE_NAMES,
 ]
 

@@ -36,5 +36,6 @@
 #include "hurray/stream.h"
 #include "hurray/kv.h"
 #include "hurray/file.h"
+#include "hurray/ffi.h"
 
 #endif

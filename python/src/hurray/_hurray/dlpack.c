@@ -294,11 +294,11 @@ static int resolve_dl_device(PyObject *obj, int32_t own_type, int32_t own_id,
  * (nothing to wait for): CUDA takes None, -1, 1, 2 or a stream pointer (0 is
  * ambiguous and refused); ROCm None, -1, 0 or a pointer (1 and 2 mean nothing
  * there); every other device None (-1, "no synchronisation", tolerated). */
-static int check_stream(int32_t dl_type, PyObject *stream) {
+int hrpy_check_stream(const char *who, int32_t dl_type, PyObject *stream) {
     if (stream == NULL || stream == Py_None) return 0;
     if (PyBool_Check(stream) || !PyLong_Check(stream)) {
-        PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be an int or None, not %.100s",
-                     Py_TYPE(stream)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: stream must be an int or None, not %.100s",
+                     who, Py_TYPE(stream)->tp_name);
         return -1;
     }
     int overflow = 0;
@@ -306,14 +306,15 @@ static int check_stream(int32_t dl_type, PyObject *stream) {
     if (v == -1 && PyErr_Occurred()) return -1;
     if (overflow > 0) v = LLONG_MAX; /* a pointer-sized value past 2^63: still a pointer */
     if (overflow < 0 || v < -1) {
-        PyErr_Format(PyExc_ValueError, "__dlpack__: stream=%R is not a stream (negative)", stream);
+        PyErr_Format(PyExc_ValueError, "%s: stream=%R is not a stream (negative)", who, stream);
         return -1;
     }
     if (dl_type == HURRAY_DL_CUDA) {
         if (v == 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "__dlpack__: stream=0 is disallowed on CUDA (ambiguous); pass 1 for "
-                            "the legacy default stream, 2 for the per-thread default stream");
+            PyErr_Format(PyExc_ValueError,
+                         "%s: stream=0 is disallowed on CUDA (ambiguous); pass 1 for the legacy "
+                         "default stream, 2 for the per-thread default stream",
+                         who);
             return -1;
         }
         return 0;
@@ -321,17 +322,17 @@ static int check_stream(int32_t dl_type, PyObject *stream) {
     if (dl_type == HURRAY_DL_ROCM) {
         if (v == 1 || v == 2) {
             PyErr_Format(PyExc_ValueError,
-                         "__dlpack__: stream=%lld is not a ROCm stream (0 is the default stream)",
-                         v);
+                         "%s: stream=%lld is not a ROCm stream (0 is the default stream)",
+                         who, v);
             return -1;
         }
         return 0;
     }
     if (v == -1) return 0;
     PyErr_Format(PyExc_BufferError,
-                 "__dlpack__: stream=%lld for a tensor on DLPack device type %ld, which has no "
+                 "%s: stream=%lld for a tensor on DLPack device type %ld, which has no "
                  "streams; pass stream=None",
-                 v, (long)dl_type);
+                 who, v, (long)dl_type);
     return -1;
 }
 
@@ -595,7 +596,7 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     const struct hurray_dtype_info *info = NULL;
     if (check_exportable(d, req, &info) < 0) return NULL;
     if (resolve_dl_device(dl_device, own_type, device_id, req) < 0) return NULL;
-    if (check_stream(req->dl_type, stream) < 0) return NULL;
+    if (hrpy_check_stream("__dlpack__", req->dl_type, stream) < 0) return NULL;
     if (d->device != HURRAY_DEVICE_CPU && !dlpack_origin(st, self)) {
         const char *kind = hurray_device_name(d->device);
         PyErr_Format(PyExc_BufferError,

@@ -5,9 +5,8 @@
  *   1. a hurray.Tensor: itself (copy=True: rebuilt over copies of its buffers,
  *      through the Tensor constructor, so the descriptor is equal);
  *   2. an object whose type implements __hurray__ (the native protocol):
- *      hurray.from_hurray. Neither exists in this build yet (COMPAT-MATRIX.md:
- *      planned); when from_hurray lands, this branch takes such objects before
- *      every other protocol, and until then they fall through to the others;
+ *      hurray.from_hurray, before every other protocol (zero-copy; copy=True
+ *      rebuilds the result over copies);
  *   3. a SciPy sparse matrix or array: from_scipy;
  *   4. a torch.Tensor: from_torch (which synchronises a CUDA stream);
  *   5. a numpy.ndarray: from_numpy (strides, byte order, ml_dtypes);
@@ -38,16 +37,10 @@ static int instance_of(PyObject *obj, const char *module, const char *attr) {
     return r;
 }
 
-/* f(obj, copy=copy) for a function of this module looked up by name. With `found` non-NULL
- * a missing function is not an error: *found = 0 and NULL without an exception. */
-static PyObject *call_path(PyObject *module, const char *name, PyObject *obj, PyObject *copy,
-                           int *found) {
+/* f(obj, copy=copy) for a function of this module looked up by name. */
+static PyObject *call_path(PyObject *module, const char *name, PyObject *obj, PyObject *copy) {
     PyObject *f = PyObject_GetAttrString(module, name);
-    if (found != NULL) *found = f != NULL;
-    if (f == NULL) {
-        if (found != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
-        return NULL;
-    }
+    if (f == NULL) return NULL;
     PyObject *kwnames = Py_BuildValue("(s)", "copy");
     PyObject *r = NULL;
     if (kwnames != NULL) {
@@ -108,7 +101,7 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     if (copy != Py_None && !PyBool_Check(copy))
         return PyErr_Format(PyExc_TypeError, "asarray: copy must be None, True or False, not %.100s",
                             Py_TYPE(copy)->tp_name);
-    int found = 0, is;
+    int is;
     PyObject *r;
     /* 1. a hurray.Tensor */
     if (hrpy_tensor_c(st, obj, NULL) != NULL)
@@ -117,10 +110,17 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         return PyErr_Format(PyExc_TypeError,
                             "asarray: a hurray.Composite holds tensors and is not one (its "
                             "members are; it has no buffers to ingest)");
-    /* 2. the native protocol, once hurray.from_hurray exists */
+    /* 2. the native protocol: from_hurray(obj) never copies (it takes no copy argument), so
+     * copy=True rebuilds its result over copies, as for a hurray.Tensor */
     if (PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__hurray__")) {
-        r = call_path(module, "from_hurray", obj, copy, &found);
-        if (found || PyErr_Occurred()) return r;
+        PyObject *f = PyObject_GetAttrString(module, "from_hurray");
+        if (f == NULL) return NULL;
+        r = PyObject_CallOneArg(f, obj);
+        Py_DECREF(f);
+        if (r == NULL || copy != Py_True) return r;
+        PyObject *c = tensor_copy(st, r);
+        Py_DECREF(r);
+        return c;
     }
     /* 3. SciPy sparse */
     PyObject *sparse = imported("scipy.sparse");
@@ -129,16 +129,16 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         is = t == NULL ? -1 : PyObject_IsTrue(t);
         Py_XDECREF(t);
         if (is < 0) return NULL;
-        if (is) return call_path(module, "from_scipy", obj, copy, NULL);
+        if (is) return call_path(module, "from_scipy", obj, copy);
     }
     /* 4. PyTorch, 5. NumPy */
     if ((is = instance_of(obj, "torch", "Tensor")) != 0)
-        return is < 0 ? NULL : call_path(module, "from_torch", obj, copy, NULL);
+        return is < 0 ? NULL : call_path(module, "from_torch", obj, copy);
     if ((is = instance_of(obj, "numpy", "ndarray")) != 0)
-        return is < 0 ? NULL : call_path(module, "from_numpy", obj, copy, NULL);
+        return is < 0 ? NULL : call_path(module, "from_numpy", obj, copy);
     /* 6. any other DLPack producer */
     if (PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__dlpack__"))
-        return call_path(module, "from_dlpack", obj, copy, NULL);
+        return call_path(module, "from_dlpack", obj, copy);
     /* 7. an array-like */
     return hrpy_bridge_asarray(st, obj, copy);
 }

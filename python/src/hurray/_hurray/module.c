@@ -173,6 +173,7 @@ static int hrpy_exec(PyObject *module) {
     if (hrpy_io_init(module, st) < 0) return -1;
     if (hrpy_stream_init(module, st) < 0) return -1;
     if (hrpy_dlpack_init(module, st) < 0) return -1;
+    if (hrpy_native_init(module, st) < 0) return -1;
     if (add_constants(module) < 0) return -1;
     return 0;
 }
@@ -203,6 +204,8 @@ static int hrpy_exec(PyObject *module) {
     X((st)->StreamReader_Type);                                                                \
     X((st)->StreamWriter_Type);                                                                \
     X((st)->DLPackOwner_Type);                                                                 \
+    X((st)->NativeOwner_Type);                                                                 \
+    X((st)->str_hurray);                                                                       \
     for (int i_ = 0; i_ < HRPY_DLPACK_OBJ_COUNT; i_++) X((st)->dlpack_obj[i_]);                \
     X((st)->cpu_device);                                                                       \
     X((st)->str_numpy_module);                                                                 \

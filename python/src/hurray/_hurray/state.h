@@ -96,6 +96,9 @@ typedef struct {
     /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
      * interned names, kwnames tuples and the (1, 1) max_version */
     PyTypeObject *DLPackOwner_Type;
+    /* the native protocol (native.c): what a tensor from from_hurray holds */
+    PyTypeObject *NativeOwner_Type;
+    PyObject *str_hurray; /* "__hurray__" */
 #define HRPY_DLPACK_OBJ_COUNT 10
     PyObject *dlpack_obj[HRPY_DLPACK_OBJ_COUNT];
 } hrpy_state;
@@ -338,6 +341,14 @@ static inline hrpy_hex hrpy_hex_byte(unsigned v) {
  * kept as declared; the bytes are host memory whatever the device tag says. */
 PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n);
+/* The same for a tensor received through the native protocol (native.c): `decoded` was
+ * decoded with hrpy_authoring_limits and hrpy_raw_allocator and is moved into the tensor
+ * (left reset); the device carries `device_id`; the bytes are where the device tag says. */
+PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *decoded,
+                                  const struct hrpy_part *parts, Py_ssize_t n,
+                                  int32_t device_id);
+/* The limits a tensor the binding holds is validated against (tensor.c). */
+const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim);
 /* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not
  * one. *host: whether its bytes are CPU-addressable (device cpu, or read from a stream or
  * file). */
@@ -443,6 +454,20 @@ extern const char hrpy_doc_dlpack[], hrpy_doc_dlpack_device[], hrpy_doc_to_torch
          METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_dlpack_device},                 \
         {"to_torch", (PyCFunction)(void (*)(void))hrpy_tensor_to_torch,                        \
          METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_to_torch},
+/* docs/spec/dlpack.md § Stream parameter semantics for a tensor on DLPack device type
+ * `dl_type` (0: a device DLPack has no type for: None or -1 only); `who` prefixes errors.
+ * Shared by __dlpack__ and __hurray__ (native.c). 0 / -1. */
+int hrpy_check_stream(const char *who, int32_t dl_type, PyObject *stream);
+
+/* ---- native.c: the native protocol, __hurray__ and from_hurray (docs/spec/c-abi.md) ---- */
+int hrpy_native_init(PyObject *module, hrpy_state *st);
+PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames);
+extern const char hrpy_doc_hurray[];
+#define HRPY_NATIVE_TENSOR_METHODS                                                             \
+    {"__hurray__", (PyCFunction)(void (*)(void))hrpy_tensor_hurray,                            \
+     METH_METHOD | METH_FASTCALL | METH_KEYWORDS, hrpy_doc_hurray},
+
 /* tensor.c, for dlpack.c: 1 if obj is a Tensor of this module, with its descriptor and
  * Device (both borrowed, alive with the tensor); 0 otherwise (no exception). */
 int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,

@@ -236,8 +236,33 @@ PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
 
 /* ---- items: tensors from streams and files, and the view writers take -------------------- */
 
+static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
+                                    struct hurray_descriptor *decoded, PyObject *owner,
+                                    const struct hrpy_part *parts, Py_ssize_t n,
+                                    int32_t device_id, int host);
+
 PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
                              const struct hrpy_part *parts, Py_ssize_t n) {
+    return tensor_from_record(st, d, NULL, owner, parts, n, 0, 1);
+}
+
+const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim) {
+    return authoring_limits(lim);
+}
+
+PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *decoded,
+                                  const struct hrpy_part *parts, Py_ssize_t n,
+                                  int32_t device_id) {
+    return tensor_from_record(st, decoded, decoded, NULL, parts, n, device_id, 0);
+}
+
+/* `decoded` (when not NULL, == d): a record decoded with the authoring limits and the raw
+ * allocator, moved into the tensor rather than copied, and not validated again (decoding
+ * validated it under the same limits). */
+static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descriptor *d,
+                                    struct hurray_descriptor *decoded, PyObject *owner,
+                                    const struct hrpy_part *parts, Py_ssize_t n,
+                                    int32_t device_id, int host) {
     struct hurray_limits lim;
     struct hurray_error err;
     hurray_error_clear(&err);
@@ -251,11 +276,12 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, 
                               "a borrowed tensor record still carries its member role");
     TensorObject *t = tensor_alloc(st, n);
     if (t == NULL) return NULL;
-    t->host = 1;
-    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD)
+    t->host = (uint8_t)host;
+    if (d->device == HURRAY_DEVICE_CPU && d->memory_class == HURRAY_MEM_STANDARD &&
+        device_id == 0)
         t->device = Py_NewRef(st->cpu_device);
     else
-        t->device = hrpy_device_new(st, d->device, d->memory_class, 0);
+        t->device = hrpy_device_new(st, d->device, d->memory_class, device_id);
     if (t->device == NULL) {
         Py_DECREF(t);
         return NULL;
@@ -269,7 +295,8 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, 
         t->d = d;
     } else {
         struct hurray_descriptor *own = tensor_own_record(st, t);
-        if (own != NULL) status = hurray_descriptor_copy(own, d, &hrpy_raw_allocator, &err);
+        if (own != NULL && decoded != NULL) hurray_descriptor_move(own, decoded);
+        else if (own != NULL) status = hurray_descriptor_copy(own, d, &hrpy_raw_allocator, &err);
         if (own == NULL || status != HURRAY_OK ||
             hrpy_descriptor_set_device(t->descriptor, t->device) < 0) {
             Py_DECREF(t);
@@ -280,6 +307,7 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, 
         hurray_descriptor_clear_role(own); /* a tensor has no role; its composite holds it */
     }
     for (Py_ssize_t i = 0; i < n; i++) slot_set(&t->bufs[i], &parts[i]);
+    if (decoded != NULL) return (PyObject *)t;
     status = hurray_descriptor_validate(t->d, authoring_limits(&lim), &err);
     if (status != HURRAY_OK) {
         Py_DECREF(t);
@@ -1332,6 +1360,7 @@ static PyMethodDef tensor_methods[] = {
                "a zero-copy view for byte-sized types; a copy for packed sub-byte types,\n"
                "unpacked one element per byte as ml_dtypes stores them.")},
     HRPY_DLPACK_TENSOR_METHODS /* __dlpack__, __dlpack_device__, to_torch (dlpack.c) */
+    HRPY_NATIVE_TENSOR_METHODS /* __hurray__ (native.c) */
     {NULL, NULL, 0, NULL},
 };
 
