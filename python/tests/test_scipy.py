@@ -566,8 +566,11 @@ def test_REQ_ASARRAY_native_protocol_first():
     assert all(buf_addr(t, i) == buf_addr(src, i) for i in range(src.buffer_count))
     assert hurray.asarray(Both(), copy=False).descriptor == src.descriptor
     c = hurray.asarray(Both(), copy=True)
-    assert c.descriptor == src.descriptor
-    assert all(buf_addr(c, i) != buf_addr(src, i) for i in range(src.buffer_count))
+    # equal but for alignment, which describes an address (exempt from the round trip)
+    assert (c.dtype, c.shape, c.layout) == (src.dtype, src.shape, src.layout)
+    for i in range(src.buffer_count):
+        assert buf_addr(c, i) != buf_addr(src, i)
+        assert bytes(c.buffer(i)) == bytes(src.buffer(i))
 
 
 def test_REQ_ASARRAY_scipy_numpy_and_array_likes():

@@ -1446,20 +1446,29 @@ static PyObject *capi_owned_new(PyObject *module, uint64_t size, int zero, void 
     return hrpy_owned_new(hrpy_state_from_module(module), size, zero, data, align_log2);
 }
 
+/* The spec the C-API builders start from: element type, shape and layout tag (the rank
+ * checked against the format maximum first). -1 with an exception set. */
+static int capi_spec_start(hrpy_state *st, struct hrpy_tensor_spec *s, uint8_t dtype,
+                           uint8_t rank, const uint64_t *shape, uint8_t layout_tag) {
+    hrpy_tensor_spec_init(s, st);
+    if (rank > HURRAY_MAX_RANK) {
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
+                       "rank: %d exceeds the format maximum of %d", (int)rank, HURRAY_MAX_RANK);
+        return -1;
+    }
+    s->dtype = dtype;
+    s->rank = rank;
+    memcpy(s->shape, shape, sizeof shape[0] * rank);
+    s->layout.tag = layout_tag;
+    return 0;
+}
+
 static PyObject *capi_tensor_dense(PyObject *module, const struct hrpy_part *part, uint8_t dtype,
                                    uint8_t rank, const uint64_t *shape, uint8_t layout_tag,
                                    const int64_t *strides, uint64_t byte_offset) {
     hrpy_state *st = hrpy_state_from_module(module);
     struct hrpy_tensor_spec s;
-    hrpy_tensor_spec_init(&s, st);
-    if (rank > HURRAY_MAX_RANK)
-        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
-                              "rank: %d exceeds the format maximum of %d", (int)rank,
-                              HURRAY_MAX_RANK);
-    s.dtype = dtype;
-    s.rank = rank;
-    memcpy(s.shape, shape, sizeof shape[0] * rank);
-    s.layout.tag = layout_tag;
+    if (capi_spec_start(st, &s, dtype, rank, shape, layout_tag) < 0) return NULL;
     if (layout_tag == HURRAY_LAYOUT_STRIDED) s.layout.strides = strides; /* copied by the build */
     s.byte_offset = byte_offset;
     return hrpy_tensor_build(st, &s, part, 1);
@@ -1551,15 +1560,7 @@ static PyObject *capi_tensor_sparse(PyObject *module, const struct hrpy_part *pa
                                     uint8_t layout_tag, uint64_t nnz) {
     hrpy_state *st = hrpy_state_from_module(module);
     struct hrpy_tensor_spec s;
-    hrpy_tensor_spec_init(&s, st);
-    if (rank > HURRAY_MAX_RANK)
-        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
-                              "rank: %d exceeds the format maximum of %d", (int)rank,
-                              HURRAY_MAX_RANK);
-    s.dtype = dtype;
-    s.rank = rank;
-    memcpy(s.shape, shape, sizeof shape[0] * rank);
-    s.layout.tag = layout_tag;
+    if (capi_spec_start(st, &s, dtype, rank, shape, layout_tag) < 0) return NULL;
     s.layout.nnz = nnz;
     PyObject *t = hrpy_tensor_build(st, &s, parts, n);
     if (t != NULL && sparse_check_contents(st, TENSOR(t)) < 0) Py_CLEAR(t);
