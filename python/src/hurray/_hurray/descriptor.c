@@ -26,6 +26,7 @@ typedef struct {
     PyObject *owner;                   /* keeps a borrowed record alive; NULL when own */
     PyObject *device;
     PyObject *buffer_handles; /* made on first access */
+    PyObject *encoded;        /* bytes of encode(), made on first use (the record is immutable) */
     struct hurray_descriptor own[];
 } DescriptorObject;
 
@@ -474,19 +475,21 @@ static PyGetSetDef desc_getset[] = {
 
 /* ---- Descriptor: methods -------------------------------------------------------------------- */
 
-static PyObject *descriptor_encode(PyObject *self, PyTypeObject *defining_class,
-                                   PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    hrpy_state *st = PyType_GetModuleState(defining_class);
-    if (hrpy_bind("encode", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0) return NULL;
-    const struct hurray_descriptor *d = DESC(self)->d;
+/* The canonical bytes of a Descriptor object (borrowed bytes object), encoded once: a
+ * descriptor is immutable, so its encoding is too (encode validates, and is the cost of
+ * encode() and __hurray__). NULL with an exception set. */
+PyObject *hrpy_descriptor_encoded(hrpy_state *st, PyObject *self) {
+    DescriptorObject *o = DESC(self);
+    if (o->encoded != NULL) return o->encoded;
     struct hurray_error err;
     hurray_error_clear(&err);
     size_t len = 0, written = 0;
-    int status = hurray_descriptor_encoded_len(d, &len, &err);
+    int status = hurray_descriptor_encoded_len(o->d, &len, &err);
     if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
     if (out == NULL) return NULL;
-    status = hurray_descriptor_encode(d, (uint8_t *)PyBytes_AS_STRING(out), len, &written, &err);
+    status = hurray_descriptor_encode(o->d, (uint8_t *)PyBytes_AS_STRING(out), len, &written,
+                                      &err);
     if (status != HURRAY_OK) {
         Py_DECREF(out);
         return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
@@ -496,7 +499,16 @@ static PyObject *descriptor_encode(PyObject *self, PyTypeObject *defining_class,
         return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "encoded_len",
                               "encode wrote %zu bytes, encoded_len said %zu", written, len);
     }
+    o->encoded = out;
     return out;
+}
+
+static PyObject *descriptor_encode(PyObject *self, PyTypeObject *defining_class,
+                                   PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    hrpy_state *st = PyType_GetModuleState(defining_class);
+    if (hrpy_bind("encode", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0) return NULL;
+    PyObject *out = hrpy_descriptor_encoded(st, self);
+    return out == NULL ? NULL : Py_NewRef(out); /* bytes are immutable: one object serves */
 }
 
 static PyMethodDef desc_methods[] = {
@@ -541,6 +553,7 @@ static void desc_dealloc(PyObject *self) {
     DescriptorObject *d = DESC(self);
     Py_CLEAR(d->device);
     Py_CLEAR(d->buffer_handles);
+    Py_CLEAR(d->encoded);
     if (Py_SIZE(self) > 0) hurray_descriptor_reset(d->own);
     d->d = NULL;
     Py_CLEAR(d->owner);

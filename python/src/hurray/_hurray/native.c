@@ -66,8 +66,6 @@ static int32_t stream_family(uint8_t tag, uint8_t memory_class) {
     return 0;
 }
 
-/* Encoded descriptors up to this size are encoded on the stack. */
-#define STACK_DESC 1024
 
 PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames) {
@@ -87,25 +85,12 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const 
     if (hrpy_device_tags(st, device, &tag, &mc, &device_id) < 0) return NULL;
     if (hrpy_check_stream("__hurray__", stream_family(tag, mc), stream) < 0) return NULL;
 
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    size_t len = 0, written = 0;
-    uint8_t stack[STACK_DESC];
-    uint8_t *bytes = stack;
-    /* one encode (it validates once) on the stack; a larger descriptor is measured first */
-    int status = hurray_descriptor_encode(d, stack, sizeof stack, &written, &err);
-    if (status == HURRAY_E_ARGUMENT) {
-        hurray_error_clear(&err);
-        status = hurray_descriptor_encoded_len(d, &len, &err);
-        if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
-        bytes = PyMem_RawMalloc(len);
-        if (bytes == NULL) return PyErr_NoMemory();
-        status = hurray_descriptor_encode(d, bytes, len, &written, &err);
-    }
-    if (status != HURRAY_OK) {
-        if (bytes != stack) PyMem_RawFree(bytes);
-        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
-    }
+    /* the descriptor's canonical bytes, encoded (and so validated) once per descriptor */
+    PyObject *encoded = hrpy_descriptor_encoded(st, hrpy_tensor_descriptor_object(st, self));
+    if (encoded == NULL) return NULL;
+    const uint8_t *bytes = (const uint8_t *)PyBytes_AS_STRING(encoded);
+    size_t written = (size_t)PyBytes_GET_SIZE(encoded);
+    int status;
 
     HurrayBufferList *list = NULL;
     HurrayTensorContext *ctx = NULL;
@@ -114,7 +99,6 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const 
     if (status == HURRAY_OK)
         status = hurray_tensor_context_create(bytes, written, device_id, self, release_owner,
                                               &ctx);
-    if (bytes != stack) PyMem_RawFree(bytes);
     if (status != HURRAY_OK) {
         hurray_buffer_list_destroy(list);
         return PyErr_NoMemory();

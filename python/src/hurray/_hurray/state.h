@@ -470,6 +470,12 @@ extern const char hrpy_doc_hurray[];
 
 /* tensor.c, for dlpack.c: 1 if obj is a Tensor of this module, with its descriptor and
  * Device (both borrowed, alive with the tensor); 0 otherwise (no exception). */
+/* The Descriptor object a Tensor holds (borrowed), or NULL without an exception if `obj`
+ * is not a Tensor. */
+PyObject *hrpy_tensor_descriptor_object(hrpy_state *st, PyObject *obj);
+/* descriptor.c: the canonical bytes of a Descriptor object, encoded once and kept on it
+ * (borrowed bytes); NULL with an exception set. */
+PyObject *hrpy_descriptor_encoded(hrpy_state *st, PyObject *descriptor);
 int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,
                      PyObject **device);
 /* Buffer `i` of a Tensor as a part: address, declared size, owner (borrowed; NULL for a

@@ -1403,6 +1403,10 @@ static PyType_Spec tensor_spec = {
 
 /* ---- for dlpack.c (state.h) ------------------------------------------------------------------ */
 
+PyObject *hrpy_tensor_descriptor_object(hrpy_state *st, PyObject *obj) {
+    return PyObject_TypeCheck(obj, st->Tensor_Type) ? TENSOR(obj)->descriptor : NULL;
+}
+
 int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,
                      PyObject **device) {
     if (!PyObject_TypeCheck(obj, st->Tensor_Type)) return 0;
