@@ -1,7 +1,7 @@
 /* Replays files (or every file in the directories) given on the command line
  * through a fuzz target without libFuzzer, so crashes found once stay fixed and
  * the corpus runs under valgrind / sanitizers in plain builds
- * (conformance-and-fuzzing.md § 5.4; zstd's regression driver is the model). */
+ * (zstd's regression driver is the model). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>

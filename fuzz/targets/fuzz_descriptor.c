@@ -1,6 +1,6 @@
 /* Fuzz target: descriptor decode (the entry point that reads untrusted bytes).
  *
- * Oracle beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
+ * Oracle beyond "sanitizers are quiet":
  * whatever decodes must be canonical — encode(decode(b)) == b[:encoded_len] —
  * and decoding the re-encoding must give an equal descriptor. Each input is
  * decoded under the default limits and under two low-limit profiles, so the

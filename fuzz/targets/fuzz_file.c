@@ -1,7 +1,7 @@
 /* Fuzz target: the HRRYFILE reader (file-container.md), over a memory image and,
  * through a temporary file, opened by path in copy and in mmap mode.
  *
- * Oracle beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
+ * Oracle beyond "sanitizers are quiet":
  *  - every failure is a defined status with a matching error record;
  *  - an accepted file loads every entry, each buffer inside the image's
  *    data region and at its declared alignment;

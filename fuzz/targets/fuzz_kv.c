@@ -1,6 +1,6 @@
 /* Fuzz target: the KV section decoder (kv.md), standalone.
  *
- * Oracle beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4): a
+ * Oracle beyond "sanitizers are quiet": a
  * failure is a defined status with a matching record and nothing allocated;
  * an accepted section is canonical (encode(decode(s)) == s, floats by bits),
  * its keys strictly ascending (so never a duplicate), and decoding the

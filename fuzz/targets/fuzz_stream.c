@@ -2,7 +2,7 @@
  * fuzz_stream_fd drives the descriptor and callback transports, short reads
  * and default limits.
  *
- * Oracles beyond "sanitizers are quiet" (conformance-and-fuzzing.md § 5.4):
+ * Oracles beyond "sanitizers are quiet":
  *   - every accepted item is canonical: a memory writer re-writes it to
  *     exactly the bytes the reader consumed for it;
  *   - the end is the end of the input (end state EOF), or an end frame right

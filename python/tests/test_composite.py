@@ -1,4 +1,4 @@
-"""hurray.Composite (seed § Composites, ADR-036; docs/spec/composite.md HR-COMP-1 … 10).
+"""hurray.Composite (requirements § Composites, ADR-036; docs/spec/composite.md HR-COMP-1 … 10).
 
 Construction and its delegation to libhurray, value equality, the depth-aware repr, member
 roles, and composites through streams and files (nested, members by name). Test names carry
@@ -259,7 +259,7 @@ def test_REQ_COMPOSITE_REPR_DEPTH_aware():
     assert "# 28 more members" in r and r.count("hurray.Tensor(") == 12
 
 
-# ---- roles (seed § Overlay member roles, HR-COMP-3) --------------------------------------------------
+# ---- roles (requirements § Overlay member roles, HR-COMP-3) --------------------------------------------------
 
 
 def test_REQ_COMPOSITE_ROLES_DERIVED_not_accepted():
@@ -303,7 +303,7 @@ def test_REQ_COMPOSITE_ROLE_KEPT_decoded_and_authored_answer_alike(tmp_path):
     assert member.member_roles == ("base", "correction", "correction") and member == n.members[1]
 
 
-# ---- I/O (seed § Composites / I/O; HR-FILE-3) ---------------------------------------------------------
+# ---- I/O (requirements § Composites / I/O; HR-FILE-3) ---------------------------------------------------------
 
 
 def test_REQ_COMPOSITE_FILE_under_head_name_members_by_name(tmp_path):
@@ -348,7 +348,7 @@ def test_REQ_COMPOSITE_STREAM_head_then_members_HR_STREAM_3():
 
 def test_REQ_COMPOSITE_VALUE_EQ_alignment_exempt():
     """Declared alignment describes an address, and is exempt from the round-trip obligation
-    (seed § Alignment and the round-trip obligation): equal bytes at different addresses."""
+    (requirements § Alignment and the round-trip obligation): equal bytes at different addresses."""
     page = hurray.zeros((1 << 20,), hurray.uint8).buffer(0)  # 4096-aligned
     data = f32(0, 1, 2)
     page[0:12] = data

@@ -166,7 +166,7 @@ def test_private_device_descriptor():
     assert d.device.tag == 0xF4 and d.device.memory_class_tag == 0xF9
 
 
-# ---- BufferHandle (seed § Buffer Handles; buffer-protocol.md HR-BUF-1) ------------------------
+# ---- BufferHandle (requirements § Buffer Handles; buffer-protocol.md HR-BUF-1) ------------------------
 
 def test_REQ_BUFHANDLE_ONE_PER_ENTRY_in_descriptor_order():
     d = H.Descriptor.decode(rich())

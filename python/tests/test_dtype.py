@@ -161,7 +161,7 @@ def test_namespace_lists_every_name_and_alias():
     assert names == {r[1] for r in TABLE} | set(ALIASES)
 
 
-# ---- buffer_size_bytes (seed § Buffer sizing; memory-layout.md HR-PACK-3) -------------
+# ---- buffer_size_bytes (requirements § Buffer sizing; memory-layout.md HR-PACK-3) -------------
 
 @pytest.mark.parametrize("row", TABLE, ids=[r[1] for r in TABLE])
 @pytest.mark.parametrize("count", [0, 1, 2, 3, 5, 7, 8, 9, 1000, 12345])

@@ -77,7 +77,7 @@ def test_REQ_ERR_ONE_TABLE_unsupported(status, context):
 def test_REQ_ERR_ONE_TABLE_api_resource_internal(context):
     cls = hurray._hurray._error_class
     # a stream's API errors (write after finish, getvalue with a destination) are
-    # StreamError (seed § Streaming)
+    # StreamError (requirements § Streaming)
     assert cls("ARGUMENT", context) is (hurray.StreamError if context == "stream" else ValueError)
     assert cls("NOMEM", context) is MemoryError
     assert cls("INTERNAL", context) is hurray.InternalError
@@ -91,7 +91,7 @@ def test_REQ_ERR_ONE_TABLE_io():
 
 
 def test_REQ_ERR_ONE_TABLE_reserved_tag_is_invalid_descriptor():
-    # A reserved element-type byte "MUST be refused" (seed § Private device tags;
+    # A reserved element-type byte "MUST be refused" (requirements § Private device tags;
     # element-types.md HR-DTYPE-2): InvalidDescriptorError, code RESERVED_TAG.
     with pytest.raises(hurray.InvalidDescriptorError) as info:
         hurray.Descriptor.decode(descriptor(dtype=0x10, shape=(1,), buffers=[(4, 6, 1)]))

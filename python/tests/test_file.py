@@ -1,4 +1,4 @@
-"""hurray.save / hurray.load (seed § Multi-buffer tensors, § Composites / I/O, § Error
+"""hurray.save / hurray.load (requirements § Multi-buffer tensors, § Composites / I/O, § Error
 Handling; docs/spec/file-container.md HR-FILE-1 … 8).
 
 Round trips of every dtype, layout and quantization scheme (copy and memory-mapped), the
@@ -240,7 +240,7 @@ def test_REQ_FILE_LIMITS_as_keywords(saved):
     assert len(hurray.load(saved, max_buffer_bytes=None)) == len(ITEMS)
 
 
-# ---- errors (seed § Error Handling) ------------------------------------------------------------------
+# ---- errors (requirements § Error Handling) ------------------------------------------------------------------
 
 
 def test_REQ_FILE_ERRORS_not_found_and_not_a_file(tmp_path):

@@ -1,4 +1,4 @@
-"""hurray.load_kv and save(kv=...) (seed § File metadata; docs/spec/kv.md HR-KV-1 … 11).
+"""hurray.load_kv and save(kv=...) (requirements § File metadata; docs/spec/kv.md HR-KV-1 … 11).
 
 Test names carry requirement ids (docs/requirements/python-binding.md).
 """

@@ -1,4 +1,4 @@
-"""hurray.StreamReader / hurray.StreamWriter (seed § Streaming, § Writer output, § Error
+"""hurray.StreamReader / hurray.StreamWriter (requirements § Streaming, § Writer output, § Error
 Handling; docs/spec/stream.md HR-STREAM-1 … 11).
 
 Round trips of every dtype, layout and quantization scheme, and of composites, in memory,

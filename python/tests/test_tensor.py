@@ -158,7 +158,7 @@ def test_REQ_TENSOR_LAYOUT_RANK_must_match_parameters():
 
 
 def test_REQ_TENSOR_NO_INFERENCE_coo_nnz4_with_two_values():
-    # Seed: "CooLayout(nnz=4) supplied with a two-element values buffer MUST raise".
+    # Requirements: "CooLayout(nnz=4) supplied with a two-element values buffer MUST raise".
     with pytest.raises(hurray.InvalidDescriptorError) as e:
         Tensor([f32(1, 2), u64(*range(8))], hurray.float32, (4, 4), layout=CooLayout(nnz=4))
     assert e.value.code == "BUFFER_SIZE" and e.value.field == "buffers[0].size"

@@ -1177,7 +1177,7 @@ static void test_HR_FILE_2_index_counts_and_limits(void **state) {
 }
 
 /* The descriptor's own buffer-count rule holds in a file: load rejects a
- * buffer table that disagrees with its layout (seed § Multi-buffer tensors). */
+ * buffer table that disagrees with its layout (requirements § Multi-buffer tensors). */
 static void test_HR_FILE_2_buffer_count_mismatch(void **state) {
     (void)state;
     uint8_t desc[88] = {

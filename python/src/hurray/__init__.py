@@ -79,7 +79,7 @@ from ._hurray import (
 _sys.modules.setdefault(__name__ + ".dtype", dtype)
 
 # Every element type by canonical name and alias at top level:
-# hurray.float32 is hurray.dtype.float32 (seed § Dtype surface).
+# hurray.float32 is hurray.dtype.float32 (requirements § Dtype surface).
 _DTYPE_NAMES = tuple(n for n in vars(dtype) if not n.startswith("_"))
 globals().update({_n: getattr(dtype, _n) for _n in _DTYPE_NAMES})
 

@@ -188,7 +188,7 @@ int hrpy_as_i64_array(PyObject *obj, const char *what, Py_ssize_t max_len, int64
 }
 
 /* memory-layout.md § Shape and dynamic dimensions: None is a dynamic extent
- * (seed § Dynamic dimensions); resolved extents are 0 .. 2^63-1 (HR-SHAPE-1). */
+ * (requirements § Dynamic dimensions); resolved extents are 0 .. 2^63-1 (HR-SHAPE-1). */
 int hrpy_as_shape(hrpy_state *st, PyObject *obj, uint64_t *shape, uint8_t *rank) {
     if (PyUnicode_Check(obj) || PyBytes_Check(obj) || !PySequence_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "shape must be a sequence of int or None, not %.100s",

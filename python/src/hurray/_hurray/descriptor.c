@@ -1,4 +1,4 @@
-/* hurray.Descriptor and hurray.BufferHandle (seed § Descriptor Encoding,
+/* hurray.Descriptor and hurray.BufferHandle (requirements § Descriptor Encoding,
  * § Buffer Handles; docs/spec/descriptor.md, buffer-protocol.md).
  *
  * A Descriptor is the binding's one record of a descriptor: the compact C
@@ -38,7 +38,7 @@ typedef struct {
     uint8_t index;
     uint8_t alignment_log2;
     uint8_t sync_mode;
-    PyObject *device; /* the descriptor's Device: no tensor, no buffer (seed) */
+    PyObject *device; /* the descriptor's Device: no tensor, no buffer (requirements) */
 } BufferHandleObject;
 
 #define DESC(o) ((DescriptorObject *)(o))

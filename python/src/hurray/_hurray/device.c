@@ -211,7 +211,7 @@ static Py_hash_t device_hash(PyObject *self) {
 
 static PyObject *device_repr(PyObject *self) {
     const DeviceObject *d = DEVICE(self);
-    /* Seed: repr MUST include the tag (two private devices print alike otherwise). */
+    /* Requirements: repr MUST include the tag (two private devices print alike otherwise). */
     return PyUnicode_FromFormat(
         "hurray.Device(kind='%s', tag=%s, memory_class='%s', memory_class_tag=%s, "
         "device_id=%d)",

@@ -353,7 +353,7 @@ static int dlpack_origin(hrpy_state *st, PyObject *tensor) {
 }
 
 /* What DLPack can say about this tensor to this consumer: BufferError for the
- * rest (seed § DLPack Interoperability; docs/spec/dlpack.md § Element types). */
+ * rest (requirements § DLPack Interoperability; docs/spec/dlpack.md § Element types). */
 static int check_exportable(const struct hurray_descriptor *d, const struct export_req *req,
                             const struct hurray_dtype_info **info_out) {
     char asked[64];
@@ -1375,7 +1375,7 @@ static int torch_float4_x2(hrpy_state *st, PyObject *capsule) {
  * does, and refuses (hurray.BufferError, naming the reason) where sharing is
  * not safe. Asking 1.1 on torch's behalf is what lets float8 through:
  * torch.from_dlpack itself asks for (1, 0). A buffer that is not
- * producer_synced is refused first with UnsupportedError (seed § sync_mode). */
+ * producer_synced is refused first with UnsupportedError (requirements § sync_mode). */
 PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *const *args,
                                Py_ssize_t nargs, PyObject *kwnames) {
     static const char *const names[] = {"copy"};

@@ -171,7 +171,7 @@ static PyType_Spec dtype_spec = {
     .slots = dtype_slots,
 };
 
-/* ---- buffer_size_bytes (seed § Buffer sizing, HR-PACK-3) --------------------------- */
+/* ---- buffer_size_bytes (requirements § Buffer sizing, HR-PACK-3) --------------------------- */
 
 PyObject *hrpy_buffer_size_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {

@@ -1,4 +1,4 @@
-/* Exceptions: the classes (seed § Error Handling) and the ONE table that maps a
+/* Exceptions: the classes (requirements § Error Handling) and the ONE table that maps a
  * libhurray status code to a class, per context (errors-and-limits.md
  * § Status codes: "the Python binding maps them to exception classes from one
  * table (per context: descriptor, file, stream)").
@@ -8,9 +8,9 @@
  * None) and .offset (byte offset in the input, or None). The message is the C
  * record's, which names the field.
  *
- * Choices where the seed is silent (documented in python/README.md):
+ * Choices where the requirements are silent (documented in python/README.md):
  *   - RESERVED_TAG is InvalidDescriptorError in the descriptor context: the
- *     seed says a reserved byte "MUST be refused rather than accepted", and a
+ *     the requirements say a reserved byte "MUST be refused rather than accepted", and a
  *     descriptor carrying one is not one this reader may interpret.
  *   - VERSION and UNSUPPORTED are UnsupportedError: the input is well formed
  *     but beyond this build (a newer major, a must-understand section, an
@@ -67,7 +67,7 @@ static const uint8_t error_table[HURRAY_STATUS_COUNT][HRPY_CTX_COUNT] = {
     [HURRAY_E_DUPLICATE] = MALFORMED,
     [HURRAY_E_UNSUPPORTED] = {X_UNSUPPORTED, X_UNSUPPORTED, X_UNSUPPORTED},
     /* stream: the API errors a stream reports are a finished writer written to and
-     * getvalue() on one with a destination, both StreamError (seed § Streaming) */
+     * getvalue() on one with a destination, both StreamError (requirements § Streaming) */
     [HURRAY_E_ARGUMENT] = {X_VALUE, X_VALUE, X_STREAM},
     [HURRAY_E_NOMEM] = {X_MEMORY, X_MEMORY, X_MEMORY},
     [HURRAY_E_IO] = {X_OS, X_FILE, X_STREAM},

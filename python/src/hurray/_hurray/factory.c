@@ -1,4 +1,4 @@
-/* hurray.zeros / ones / empty / full (seed § Dynamic dimensions, § Alignment
+/* hurray.zeros / ones / empty / full (requirements § Dynamic dimensions, § Alignment
  * is measured; buffer-protocol.md HR-BUF-3; memory-layout.md § Sub-byte
  * packing).
  *

@@ -1,4 +1,4 @@
-/* hurray.save, hurray.load, hurray.load_kv (seed § Multi-buffer tensors, § Composites /
+/* hurray.save, hurray.load, hurray.load_kv (requirements § Multi-buffer tensors, § Composites /
  * I/O, § File metadata, § Error Handling; file-container.md, kv.md).
  *
  * The HRRYFILE container is libhurray's: the writer (hurray_file_write_path: validate
@@ -319,7 +319,7 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
     f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, HURRAY_FILE_PARTS_INDEX,
                   &limits);
     if (f == NULL) goto done;
-    /* what to load: exactly the names given (members by explicit name too, seed
+    /* what to load: exactly the names given (members by explicit name too, requirements
      * § Composites / I/O), else the top-level entries (a composite under its head's name,
      * not its members) */
     n = nargs > 1 ? (size_t)(nargs - 1) : hurray_file_top_level_count(f);

@@ -1,4 +1,4 @@
-/* The layout hierarchy (seed § Layout Descriptor Classes; memory-layout.md,
+/* The layout hierarchy (requirements § Layout Descriptor Classes; memory-layout.md,
  * block-paged.md).
  *
  *   hurray.Layout                 base: holds one C struct hurray_layout,
@@ -44,7 +44,7 @@ static int is_rank_dependent(uint8_t tag) {
 
 /* The class for a tag: the named variant, PrivateExtensionLayout for
  * 0xF0-0xFE, UnknownLayout for reserved tags, the bare Layout for a named tag
- * this build has no class for (seed: "MUST NOT be reported as UnknownLayout"). */
+ * this build has no class for (requirements: "MUST NOT be reported as UnknownLayout"). */
 static int class_for_tag(uint8_t tag) {
     switch (tag) {
     case HURRAY_LAYOUT_ROW_MAJOR: return HRPY_LAYOUT_ROW_MAJOR;

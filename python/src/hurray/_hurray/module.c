@@ -4,7 +4,7 @@
  * sections.c, descriptor.c, owned.c, tensor.c) contributes an init function
  * that makes its heap types and stores them in the state; this file only
  * wires them together, lists the module functions (factory.c's factories and
- * the NumPy forwarder among them) and adds the constants (seed § Alignment is
+ * the NumPy forwarder among them) and adds the constants (requirements § Alignment is
  * measured / Constants). */
 #include "state.h"
 

@@ -1,4 +1,4 @@
-/* Owned memory and byte views (seed § Alignment is measured, § Buffer
+/* Owned memory and byte views (requirements § Alignment is measured, § Buffer
  * Lifetime and Ownership; buffer-protocol.md HR-BUF-3).
  *
  * hurray._hurray.AlignedBuffer owns one allocation the binding made (the

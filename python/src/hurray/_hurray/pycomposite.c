@@ -1,4 +1,4 @@
-/* hurray.Composite (seed § Composites, ADR-036; composite.md) and the bridge between
+/* hurray.Composite (requirements § Composites, ADR-036; composite.md) and the bridge between
  * Python objects and C items (item.h), which streams and files share.
  *
  * A Composite holds its head descriptor (layout composite, no buffers), a tuple of
@@ -7,7 +7,7 @@
  * hurray_composite_member_role, and the whole tree by hurray_composite_validate, run on
  * the C item tree this file builds. The binding keeps no copy of those rules.
  *
- * Roles (seed § Overlay member roles): they live on the composite, never on a member
+ * Roles (requirements § Overlay member roles): they live on the composite, never on a member
  * tensor. A member object's descriptor carries no role section; the tree handed to C
  * (to validate, to write) presents each member with its role, and equality compares
  * those presented descriptors. An authored composite's roles are derived; a decoded
@@ -627,7 +627,7 @@ static int bytes_equal(const uint8_t *a, const uint8_t *b, uint64_t n) {
 static int object_equal(hrpy_state *st, PyObject *a, PyObject *b, unsigned depth);
 
 /* Descriptors equal but for the buffers' declared alignment, which describes an address
- * and is exempt from the round-trip obligation (seed § Alignment and the round-trip
+ * and is exempt from the round-trip obligation (requirements § Alignment and the round-trip
  * obligation): two members with equal bytes at different addresses are equal. -1 on error. */
 static int descriptors_equal(const struct hurray_descriptor *a, const struct hurray_descriptor *b) {
     if (a->buffer_count != b->buffer_count) return 0;

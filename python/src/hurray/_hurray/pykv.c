@@ -1,4 +1,4 @@
-/* KV metadata (seed § File metadata; kv.md): a Python mapping to libhurray's entry
+/* KV metadata (requirements § File metadata; kv.md): a Python mapping to libhurray's entry
  * array, and a decoded map back to a dict. The encoder and decoder, and every rule on
  * names, UTF-8, order and depth, are libhurray's (hurray_kv_encode / _decode, run by
  * the file writer and reader); this file only converts values.

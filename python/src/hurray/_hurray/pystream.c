@@ -1,4 +1,4 @@
-/* hurray.StreamReader and hurray.StreamWriter (seed § Streaming, § Writer output,
+/* hurray.StreamReader and hurray.StreamWriter (requirements § Streaming, § Writer output,
  * § Error Handling; stream.md).
  *
  * The frames, next-item semantics, limits, cross_machine, the composite rules, the end
@@ -624,7 +624,7 @@ static PyObject *writer_getvalue(PyObject *op, PyObject *Py_UNUSED(ignored)) {
     size_t len = 0;
     PyObject *out = NULL;
     if (lock_acquire(self->lock, &self->owner) < 0) return NULL;
-    /* non-destructive (seed § Writer output): a copy, the writer keeps its bytes */
+    /* non-destructive (requirements § Writer output): a copy, the writer keeps its bytes */
     int status = hurray_stream_writer_getvalue(self->w, &data, &len, &err);
     if (status == HURRAY_OK) {
         out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);

@@ -1,4 +1,4 @@
-/* Quantization classes (seed § Standalone quantization sections;
+/* Quantization classes (requirements § Standalone quantization sections;
  * docs/spec/quantization.md): PerTensorAffine, PerChannelAffine, BlockAffine,
  * NF4, MX, NVFP4 over one C struct hurray_quant held by the base
  * hurray.Quantization.
@@ -15,7 +15,7 @@
  * off one tensor can always be reused to build another.
  *
  * Hashing: the classes carrying a float (PerTensorAffine, NF4, NVFP4) are
- * unhashable (__hash__ = None, seed: NaN would break hash/equality); the
+ * unhashable (__hash__ = None, requirements: NaN would break hash/equality); the
  * others hash by value over exactly the fields equality compares. */
 #include "state.h"
 

@@ -1,9 +1,9 @@
 /* hurray.Statistics and hurray.Shard: the value objects for the statistics and
- * shard sections (docs/spec/sections.md; seed § Multi-buffer tensors: "MUST
+ * shard sections (docs/spec/sections.md; requirements § Multi-buffer tensors: "MUST
  * expose the descriptor's optional sections for reading").
  *
  * Both are small immutable classes rather than dicts so that a section read
- * from one descriptor can be passed back when building another (the seed's
+ * from one descriptor can be passed back when building another (the requirements'
  * round-trip obligation covers statistics and shard) and so that validation
  * happens once, at construction, through libhurray (hurray_statistics_check,
  * hurray_shard_check). Statistics carries floats and is unhashable, like the

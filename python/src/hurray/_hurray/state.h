@@ -26,7 +26,7 @@ enum hrpy_context {
     HRPY_CTX_COUNT
 };
 
-/* Layout classes, one per row of the hierarchy (seed § Layout Descriptor
+/* Layout classes, one per row of the hierarchy (requirements § Layout Descriptor
  * Classes). HRPY_LAYOUT_BASE is the bare Layout a named-but-unbound tag gets. */
 enum hrpy_layout_class {
     HRPY_LAYOUT_BASE = 0,
@@ -51,7 +51,7 @@ enum hrpy_layout_class {
 #define HRPY_QUANT_CLASS_COUNT 7
 
 typedef struct {
-    /* exceptions (seed § Error Handling) */
+    /* exceptions (requirements § Error Handling) */
     PyObject *HurrayError;
     PyObject *InvalidDescriptorError;
     PyObject *UnsupportedError;

@@ -1,4 +1,4 @@
-/* hurray.Tensor (seed § Tensor Surface, § Layouts and Sparse Tensor Support,
+/* hurray.Tensor (requirements § Tensor Surface, § Layouts and Sparse Tensor Support,
  * § Authoring, § Buffer Handles, § Alignment is measured, § sync_mode,
  * § NumPy Interoperability; buffer-protocol.md, memory-layout.md).
  *
@@ -336,13 +336,13 @@ int hrpy_layout_arg(hrpy_state *st, PyObject *obj, uint8_t rank, const char *who
     *opaque_owner = NULL;
     memset(out, 0, sizeof *out);
     if (obj == NULL || obj == Py_None) {
-        out->tag = HURRAY_LAYOUT_ROW_MAJOR; /* seed § Authoring: omitting it means row-major */
+        out->tag = HURRAY_LAYOUT_ROW_MAJOR; /* requirements § Authoring: omitting it means row-major */
         return 0;
     }
     int param_rank = -1;
     const struct hurray_layout *l = hrpy_layout_c(st, obj, &param_rank);
     if (l == NULL) {
-        /* A string cannot carry nnz or strides: never accepted (seed § Authoring). */
+        /* A string cannot carry nnz or strides: never accepted (requirements § Authoring). */
         PyErr_Format(PyExc_TypeError, "%s: layout must be a hurray.Layout instance, not %.100s",
                      who, Py_TYPE(obj)->tp_name);
         return -1;
@@ -480,7 +480,7 @@ static int slot_copy_to_owned(hrpy_state *st, struct hrpy_tbuf *b) {
     return 0;
 }
 
-/* copy on ingest, per buffer (seed § copy on ingest): None copies a buffer
+/* copy on ingest, per buffer (requirements § copy on ingest): None copies a buffer
  * whose address is not MIN_BUFFER_ALIGNMENT-aligned, True always copies,
  * False refuses (ValueError) when a copy would be needed. */
 static int slot_apply_copy(hrpy_state *st, struct hrpy_tbuf *b, int mode, const char *who,
@@ -860,10 +860,10 @@ static PyObject *t_get_itemsize(PyObject *self, void *Py_UNUSED(c)) {
     return PyLong_FromLong(bits / 8);
 }
 
-/* ---- sparse accessors (seed § Layouts and Sparse Tensor Support) ---------------------- */
+/* ---- sparse accessors (requirements § Layouts and Sparse Tensor Support) ---------------------- */
 
 /* AttributeError, so that hasattr reports whether the accessor applies
- * (seed: MUST NOT raise UnsupportedError). */
+ * (requirements: MUST NOT raise UnsupportedError). */
 static PyObject *not_applicable(PyObject *self, const char *attr) {
     const char *name = hurray_layout_name(TENSOR(self)->d->layout.tag);
     PyErr_Format(PyExc_AttributeError,
@@ -1220,7 +1220,7 @@ static PyObject *device_text(hrpy_state *st, const struct hurray_descriptor *d,
 
 /* The data, through NumPy, for a tensor NumPy can read -- only when NumPy is
  * already imported (repr never imports it) and never for a dynamic shape
- * (seed § Dynamic dimensions). NULL without an exception otherwise. */
+ * (requirements § Dynamic dimensions). NULL without an exception otherwise. */
 static PyObject *repr_data(hrpy_state *st, PyObject *self, Py_ssize_t indent) {
     TensorObject *t = TENSOR(self);
     if (first_dynamic(t->d->rank, t->d->shape) >= 0) return NULL;

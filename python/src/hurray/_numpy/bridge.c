@@ -1,4 +1,4 @@
-/* hurray._numpy: the NumPy side of the binding (seed § NumPy Interoperability,
+/* hurray._numpy: the NumPy side of the binding (requirements § NumPy Interoperability,
  * § Buffer Lifetime and Ownership, § copy on ingest, § The aligned
  * allocator).
  *
