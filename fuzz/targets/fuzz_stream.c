@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "hurray/hurray.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,27 +33,7 @@ static void check(int cond) {
 #define MAX_DEPTH 4u
 #define MAX_DESCRIPTOR 4096u
 
-/* ---- a bounded, counting allocator ------------------------------------------- */
-
-struct bounded {
-    size_t live;
-    size_t cap;
-};
-
-static void *bounded_alloc(void *ctx, size_t n) {
-    struct bounded *b = ctx;
-    if (n > b->cap || b->live > b->cap - n) __builtin_trap(); /* memory beyond the bound */
-    void *p = malloc(n ? n : 1);
-    if (p) b->live += n;
-    return p;
-}
-
-static void bounded_free(void *ctx, void *p, size_t n) {
-    struct bounded *b = ctx;
-    if (!p) return;
-    b->live -= n;
-    free(p);
-}
+/* ---- a bounded, counting allocator: fuzz/support/bounded.c ------------------ */
 
 /* What the limits allow at once: the reader and its scratch, the input's
  * bytes once more (buffers already filled), one buffer ahead of its data,

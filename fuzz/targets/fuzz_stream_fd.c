@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bounded.h"
 #include "hurray/hurray.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,27 +39,7 @@ static void check(int cond) {
 
 #define PIPE_BYTES (60u * 1024u)
 
-/* ---- a bounded, counting allocator ------------------------------------------- */
-
-struct bounded {
-    size_t live;
-    size_t cap;
-};
-
-static void *bounded_alloc(void *ctx, size_t n) {
-    struct bounded *b = ctx;
-    if (n > b->cap || b->live > b->cap - n) __builtin_trap(); /* memory beyond the bound */
-    void *p = malloc(n ? n : 1);
-    if (p) b->live += n;
-    return p;
-}
-
-static void bounded_free(void *ctx, void *p, size_t n) {
-    struct bounded *b = ctx;
-    if (!p) return;
-    b->live -= n;
-    free(p);
-}
+/* ---- a bounded, counting allocator: fuzz/support/bounded.c ------------------ */
 
 /* What may be live at once under the default limits (stream.md HR-STREAM-8,
  * -16): the reader, its read-ahead and a descriptor scratch of up to
