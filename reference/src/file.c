@@ -103,6 +103,29 @@ static int in_region(int st, const char *prefix, uint64_t base, struct hurray_er
     return st;
 }
 
+/* Puts `prefix` before a failure's message (truncated to the record's size),
+ * so that a fault deep in a descriptor also names the file and the entry it
+ * is in. Only on failure: nothing is formatted on a success path. */
+static int prefix_message(int st, struct hurray_error *err, const char *fmt, ...)
+    HRI_PRINTF(3, 4);
+static int prefix_message(int st, struct hurray_error *err, const char *fmt, ...) {
+    if (st == HURRAY_OK || !err) return st;
+    char pre[HURRAY_ERROR_MESSAGE_MAX], msg[HURRAY_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    if (n < 0) return st;
+    size_t pl = strlen(pre), ml = 0;
+    while (ml < sizeof msg - 1 && err->message[ml]) ml++;
+    memcpy(msg, err->message, ml);
+    if (ml > sizeof msg - 1 - pl) ml = sizeof msg - 1 - pl; /* pl < sizeof msg */
+    memcpy(err->message, pre, pl);
+    memcpy(err->message + pl, msg, ml);
+    err->message[pl + ml] = '\0';
+    return st;
+}
+
 static int alloc_array(const struct hurray_allocator *a, size_t n, size_t size, void **out,
                        struct hurray_error *err) {
     *out = NULL;
@@ -501,6 +524,10 @@ static int need(struct index_parse *p, uint64_t n, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
+static uint64_t name_pos(const struct entry_rec *r);
+static int entry_failure(const struct hurray_file *f, size_t i, uint64_t name_off, int st,
+                         struct hurray_error *err);
+
 /* ---- gaps: checked in batches, reported in decoding order ---------------------------- */
 
 /* Checks every pending gap, in order: RESERVED_NONZERO for the first with a
@@ -535,8 +562,13 @@ static int gaps_flush(struct index_parse *p, struct hurray_error *err) {
         if (g->entry == SIZE_MAX)
             return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, at, "data.padding",
                                "data.padding: not zero after the last buffer (HR-FILE-2)");
-        return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, at, buffer_field(fl, g->entry, g->buffer),
-                           "%s: padding before the buffer is not zero (HR-FILE-2)", fl);
+        return entry_failure(f, g->entry, name_pos(&f->entries[g->entry]),
+                             hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, at,
+                                         buffer_field(fl, g->entry, g->buffer),
+                                         "%s: padding before the buffer is not zero "
+                                         "(HR-FILE-2)",
+                                         fl),
+                             err);
     }
     return HURRAY_OK;
 }
@@ -811,10 +843,20 @@ static void note_top_tensor(struct index_parse *p, size_t i, const struct entry_
     if (hri_composite_check_top(f->scratch, &f->top_fail_err) != HURRAY_OK) f->top_fail = i;
 }
 
-static int parse_entry(struct index_parse *p, size_t i, struct hurray_error *err) {
-    struct entry_rec *r = &p->f->entries[i];
-    HR_TRY(parse_entry_header(p, i, r, err));
-    HR_TRY(parse_entry_name(p, i, r, err));
+/* A failure about entry i, whose (validated) name is at file offset name_off
+ * in meta: the message names the entry by name and index as well as the field
+ * (the file is named by open_finish). */
+static int entry_failure(const struct hurray_file *f, size_t i, uint64_t name_off, int st,
+                         struct hurray_error *err) {
+    if (st == HURRAY_OK || !err) return st;
+    const struct entry_rec *r = &f->entries[i];
+    int n = (int)(r->name_len > 64 ? 64 : r->name_len);
+    return prefix_message(st, err, "entry \"%.*s%s\" (index[%zu]): ", n,
+                          (const char *)f->meta + name_off, r->name_len > 64 ? "..." : "", i);
+}
+
+static int parse_entry_rest(struct index_parse *p, size_t i, struct entry_rec *r,
+                            struct hurray_error *err) {
     HR_TRY(check_member_name(p, i, r, err));
     if (p->depth > 0) p->stack[p->depth - 1].next++;
     HR_TRY(parse_entry_descriptor(p, i, r, err));
@@ -823,6 +865,14 @@ static int parse_entry(struct index_parse *p, size_t i, struct hurray_error *err
     HR_TRY(parse_buffer_offsets(p, i, err));
     leave_entries(p, r->kind == HURRAY_FILE_KIND_COMPOSITE);
     return HURRAY_OK;
+}
+
+static int parse_entry(struct index_parse *p, size_t i, struct hurray_error *err) {
+    struct entry_rec *r = &p->f->entries[i];
+    HR_TRY(parse_entry_header(p, i, r, err));
+    HR_TRY(parse_entry_name(p, i, r, err));
+    uint64_t name_off = p->c.pos - round_up(r->name_len, 8);
+    return entry_failure(p->f, i, name_off, parse_entry_rest(p, i, r, err), err);
 }
 
 /* Step 6 before the trailing padding: the index ends exactly; no composite is
@@ -973,16 +1023,29 @@ static int parse_kv(struct hurray_file *f, struct hurray_error *err) {
 
 /* ==== items ===================================================================== */
 
+/* in_region for entry i's descriptor, naming the entry: formatted only on
+ * failure (entries are named after the index is parsed). */
+static int in_entry(const struct hurray_file *f, int st, size_t i, uint64_t base,
+                    struct hurray_error *err) {
+    if (st == HURRAY_OK || !err) return st;
+    char pf[HURRAY_ERROR_FIELD_MAX];
+    const struct entry_rec *r = &f->entries[i];
+    int n = (int)(r->name_len > 64 ? 64 : r->name_len);
+    st = in_region(st, hri_fieldf(pf, "index[%zu]", i), base, err);
+    return prefix_message(st, err, "file \"%.100s\": entry \"%.*s%s\" (index[%zu]): ",
+                          file_path(f), n, r->name, r->name_len > 64 ? "..." : "", i);
+}
+
 static int decode_entry(const struct hurray_file *f, size_t i, struct hurray_descriptor *out,
                         struct hurray_error *err) {
     const struct entry_rec *r = &f->entries[i];
     struct hurray_decode_options dopt = {&f->lim, f->allocator};
     size_t consumed = 0;
-    char pf[HURRAY_ERROR_FIELD_MAX];
     hurray_descriptor_reset(out);
-    return in_region(hurray_descriptor_decode(f->meta + r->desc_pos, r->desc_len, &dopt, out,
-                                              &consumed, err),
-                     hri_fieldf(pf, "index[%zu]", i), r->desc_pos, err);
+    return in_entry(f,
+                    hurray_descriptor_decode(f->meta + r->desc_pos, r->desc_len, &dopt, out,
+                                             &consumed, err),
+                    i, r->desc_pos, err);
 }
 
 /* Data-relative offset of entry i's buffer b (validated at open). */
@@ -1055,7 +1118,6 @@ static int check_composites(struct hurray_file *f, struct hurray_error *err) {
     for (size_t k = 0; k < f->top_count; k++) {
         struct hurray_item *it = NULL;
         size_t i = f->top[k], next = 0;
-        char pf[HURRAY_ERROR_FIELD_MAX];
         int st = HURRAY_OK;
         if (i == f->top_fail) {
             if (err) *err = f->top_fail_err;
@@ -1065,7 +1127,7 @@ static int check_composites(struct hurray_file *f, struct hurray_error *err) {
             st = hurray_composite_validate(it, &f->lim, err);
             hurray_item_destroy(it);
         }
-        HR_TRY(in_region(st, hri_fieldf(pf, "index[%zu]", i), 0, err));
+        HR_TRY(in_entry(f, st, i, 0, err));
     }
     return HURRAY_OK;
 }
@@ -1330,6 +1392,10 @@ static int file_new(const struct hurray_file_options *opt, struct hurray_file **
 static int open_finish(struct hurray_file *f, struct hurray_file **out, struct hurray_error *err) {
     int st = validate_file(f, err);
     if (st != HURRAY_OK) {
+        /* name the file, unless the message already does (system errors, truncation) */
+        if (err && err->code == st && st != HURRAY_E_IO && f->path &&
+            strncmp(err->message, "file \"", 6) != 0)
+            prefix_message(st, err, "file \"%.100s\": ", f->path);
         hurray_file_destroy(f);
         return st;
     }
@@ -1438,6 +1504,34 @@ int hurray_file_entry_descriptor(const struct hurray_file *f, size_t i,
     HR_FAIL_IF(i >= f->count, err, HURRAY_E_ARGUMENT, "index",
                "index: entry %zu of %zu does not exist", i, f->count);
     return decode_entry(f, i, out, err);
+}
+
+int hurray_file_read_buffer(const struct hurray_file *f, size_t i, unsigned b, uint64_t offset,
+                            uint64_t len, void *dst, struct hurray_error *err) {
+    struct hurray_descriptor d;
+    uint64_t size = 0;
+    HR_FAIL_IF(!f || (len && !dst), err, HURRAY_E_ARGUMENT, "file",
+               "read_buffer: NULL argument");
+    HR_FAIL_IF(i >= f->count, err, HURRAY_E_ARGUMENT, "index",
+               "index: entry %zu of %zu does not exist", i, f->count);
+    const struct entry_rec *r = &f->entries[i];
+    HR_FAIL_IF(r->kind != HURRAY_FILE_KIND_TENSOR || b >= r->buffer_count, err,
+               HURRAY_E_ARGUMENT, "index", "index[%zu]: \"%.64s\" has no buffer %u", i, r->name,
+               b);
+    /* the buffer's size: from its descriptor (validated at open) */
+    hurray_descriptor_init(&d);
+    d.allocator = f->allocator;
+    int st = decode_entry(f, i, &d, err);
+    if (st == HURRAY_OK) size = d.buffers[b].size;
+    hurray_descriptor_reset(&d);
+    HR_TRY(st);
+    HR_FAIL_IF(offset > size || len > size - offset, err, HURRAY_E_ARGUMENT, "index",
+               "index[%zu]: bytes [%llu, +%llu) of buffer %u of \"%.64s\" are past its %llu "
+               "bytes",
+               i, (unsigned long long)offset, (unsigned long long)len, b, r->name,
+               (unsigned long long)size);
+    /* data_offset + buffer offset + size <= data_offset + data_length: checked at open */
+    return read_exact(f, dst, len, f->h.data_offset + buffer_offset(f, i, b) + offset, err);
 }
 
 const struct hurray_kv *hurray_file_kv(const struct hurray_file *f) { return f ? &f->kv : NULL; }

@@ -2143,6 +2143,78 @@ static void test_HR_FILE_7_few_writes_and_mode_kept(void **state) {
     unlink(path);
 }
 
+
+/* HR-FILE-14: a byte range of one buffer, read with nothing else of the file
+ * (memory and path, both modes); ranges outside the buffer, a composite head
+ * and a missing buffer are ARGUMENT. HR-FILE-6: a fault inside an entry names
+ * the entry (its name and index) and the file in the message. */
+static void test_HR_FILE_14_read_buffer_range(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "range.hry");
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(s.bytes, 1, s.len, fp), s.len);
+    fclose(fp);
+    const struct hurray_item *a = s.items[0];
+    uint64_t size = a->buffers[0].size;
+    assert_true(size >= 4);
+    for (int how = 0; how < 3; how++) {
+        struct hurray_file_options opt = {NULL, NULL, how == 2 ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY,
+                                          HURRAY_FILE_PARTS_ALL};
+        struct hurray_file *f = NULL;
+        struct hurray_error err;
+        if (how == 0)
+            assert_status(hurray_file_create_memory(s.bytes, s.len, &opt, &f, &err), HURRAY_OK);
+        else
+            assert_status(hurray_file_create_path(path, &opt, &f, &err), HURRAY_OK);
+        size_t ia = 0, ig = 0;
+        assert_true(hurray_file_find(f, "a", &ia));
+        assert_true(hurray_file_find(f, "g", &ig));
+        uint8_t *dst = malloc((size_t)size);
+        assert_non_null(dst);
+        for (uint64_t off = 0; off < size; off += size / 3 ? size / 3 : 1) {
+            uint64_t n = size - off < 5 ? size - off : 5;
+            memset(dst, 0xEE, (size_t)size);
+            assert_status(hurray_file_read_buffer(f, ia, 0, off, n, dst, &err), HURRAY_OK);
+            assert_memory_equal(dst, a->buffers[0].data + off, (size_t)n);
+        }
+        assert_status(hurray_file_read_buffer(f, ia, 0, 0, size, dst, &err), HURRAY_OK);
+        assert_memory_equal(dst, a->buffers[0].data, (size_t)size);
+        assert_status(hurray_file_read_buffer(f, ia, 0, size, 0, dst, &err), HURRAY_OK);
+        assert_status(hurray_file_read_buffer(f, ia, 0, 1, size, dst, &err), HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, ia, 0, UINT64_MAX, 2, dst, &err),
+                      HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, ia, 0, 2, UINT64_MAX, dst, &err),
+                      HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, ia, 9, 0, 1, dst, &err), HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, ig, 0, 0, 1, dst, &err), HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, 999, 0, 0, 1, dst, &err), HURRAY_E_ARGUMENT);
+        assert_status(hurray_file_read_buffer(f, ia, 0, 0, 1, NULL, &err), HURRAY_E_ARGUMENT);
+        free(dst);
+        hurray_file_destroy(f);
+    }
+    /* a fault in entry "q"'s descriptor names "q", its index and the path */
+    uint8_t *b = dup_bytes(s.bytes, s.len);
+    struct loc l = locate(b, 1);
+    b[l.desc + 12] = 0x01; /* reserved bytes 12-15: RESERVED_NONZERO */
+    fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, s.len, fp), s.len);
+    fclose(fp);
+    struct hurray_file *f = NULL;
+    struct hurray_error err;
+    assert_int_not_equal(hurray_file_create_path(path, NULL, &f, &err), HURRAY_OK);
+    assert_non_null(strstr(err.message, "entry \"q\" (index[1])"));
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.field, "index[1]"));
+    free(b);
+    unlink(path);
+    std_free(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_FILE_1_worked_example),
@@ -2173,6 +2245,7 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_11_mapped_items_are_copy_on_write),
         cmocka_unit_test(test_HR_FILE_13_reader_memory),
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),
+        cmocka_unit_test(test_HR_FILE_14_read_buffer_range),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

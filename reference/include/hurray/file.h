@@ -192,6 +192,16 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_load_items(struct hurray_file *file,
                                                        const size_t *entries, size_t n,
                                                        struct hurray_item **out,
                                                        struct hurray_error *err);
+/* Reads bytes [offset, offset + len) of buffer b of tensor entry i into dst
+ * (positioned reads in both modes; from the image in memory): what a partial
+ * read of a large tensor needs, with none of its other bytes read
+ * (file-container.md HR-FILE-14). ARGUMENT when i is out of range, not a
+ * tensor, has no buffer b, or the range is not inside the buffer; TRUNCATED
+ * (naming the path) when the file has shrunk since it was opened; IO on a
+ * read failure. Safe to call from several threads at once on one file. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_read_buffer(const struct hurray_file *file, size_t i,
+                                                        unsigned b, uint64_t offset, uint64_t len,
+                                                        void *dst, struct hurray_error *err);
 /* The KV section (empty when the file has none, or when it was not read:
  * opt->parts without HURRAY_FILE_PARTS_KV). Valid until close. */
 HURRAY_API const struct hurray_kv *hurray_file_kv(const struct hurray_file *file);
