@@ -634,17 +634,18 @@ static int parse_body(const uint8_t *src, size_t len, const struct header *h,
 static int check_opaque_section(const struct hurray_descriptor *d, unsigned i, unsigned index,
                                 uint8_t *prev, struct hurray_error *err) {
     const struct hurray_opaque_section *o = &d->opaque[i];
-    char f[HURRAY_ERROR_FIELD_MAX];
-    hri_fieldf(f, "sections[%u]", index);
+    char f[HURRAY_ERROR_FIELD_MAX]; /* formatted only on failure */
     HR_TRY(check_section_type(o->type, *prev, index, err));
-    HR_FAIL_IF(known_must_understand(o->type) >= 0, err, HURRAY_E_ARGUMENT, f,
+    HR_FAIL_IF(known_must_understand(o->type) >= 0, err, HURRAY_E_ARGUMENT,
+               hri_fieldf(f, "sections[%u]", index),
                "%s: the %s section is carried in its own fields, not as an opaque section", f,
                hurray_section_name(o->type));
     *prev = o->type;
     HR_TRY(check_section_flags(o->flags, index, err));
     HR_TRY(check_section_must_understand(o->type, o->flags, index, err));
-    HR_FAIL_IF(o->length && !o->data, err, HURRAY_E_ARGUMENT, f, "%s: data is NULL, length %lu",
-               f, (unsigned long)o->length);
+    HR_FAIL_IF(o->length && !o->data, err, HURRAY_E_ARGUMENT,
+               hri_fieldf(f, "sections[%u]", index), "%s: data is NULL, length %lu", f,
+               (unsigned long)o->length);
     return HURRAY_OK;
 }
 
