@@ -122,6 +122,55 @@ def aligned_allocator():
         bridge._aligned_handler_restore(previous)
 
 
+def _framework_converter(framework):
+    """The callable hurray.open applies to each tensor it returns, for `framework`."""
+    if framework is None:
+        return None
+    if not isinstance(framework, str):
+        raise TypeError(f"open: framework must be a str or None, not {type(framework).__name__}")
+    name = framework.lower()
+    if name in ("numpy", "np"):
+        import numpy
+
+        return numpy.asarray
+    if name in ("torch", "pt", "pytorch"):
+        return Tensor.to_torch
+    if name in ("jax", "flax"):
+        import jax.numpy
+
+        return jax.numpy.from_dlpack
+    raise ValueError(
+        f"open: unknown framework {framework!r}; expected None (hurray.Tensor), "
+        "'numpy' / 'np', 'torch' / 'pt' or 'jax' / 'flax'"
+    )
+
+
+def open(path, *, framework=None, mmap=True, **limits):  # noqa: A001 (the safetensors name)
+    """Open a hurray file for lazy access: ``with hurray.open(path) as f: f.get_tensor("w")``.
+
+    Validates the header, the whole index, every gap and the KV section (what every
+    reader checks) and loads nothing: ``keys()`` lists the top-level names in file order,
+    ``metadata()`` returns the KV section as a dict, ``descriptor(name)`` the entry's
+    Descriptor (no data read), ``get_tensor(name)`` loads one entry (its bytes only, mapped
+    copy-on-write with ``mmap=True``, read into memory of its own with ``mmap=False``;
+    composite members by their names too), and ``get_slice(name)[key]`` reads only the rows
+    a basic index (ints, slices with any step, ``...``) selects of a dense row-major
+    tensor, into a new tensor. ``name in f`` and ``len(f)`` work as on a mapping.
+
+    ``framework`` converts each returned tensor: None gives hurray.Tensor (or Composite);
+    ``"numpy"``/``"np"`` ``numpy.asarray`` (zero-copy); ``"torch"``/``"pt"``
+    ``Tensor.to_torch()`` (zero-copy where safe, its copy rules otherwise); ``"jax"``/
+    ``"flax"`` ``jax.numpy.from_dlpack``. A composite is returned as hurray.Composite
+    whatever the framework.
+
+    The handle is a context manager and also a plain object with ``close()``; tensors it
+    returned stay valid after close, and any access after close raises ValueError. Limits
+    (``max_buffer_bytes=...``) are load's. Errors are load's: FileError (an OSError for a
+    failed system call) naming the file and the tensor, KeyError for a name not in it.
+    """
+    return _hurray._open(path, mmap, _framework_converter(framework), **limits)
+
+
 __all__ = [
     "FORMAT_VERSION",
     "MAX_RANK",
@@ -184,6 +233,7 @@ __all__ = [
     "save",
     "load",
     "load_kv",
+    "open",
     "StreamReader",
     "StreamWriter",
     # NumPy (imported on first use, never by `import hurray`)

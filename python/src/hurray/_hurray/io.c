@@ -228,6 +228,19 @@ static struct hurray_file *open_file(hrpy_state *st, PyObject *path, int mode, i
     return f;
 }
 
+/* For the lazy handle (lazy.c): the same path conversion, opening and error mapping. */
+PyObject *hrpy_io_path_arg(PyObject *obj, const char *who) { return path_arg(obj, who); }
+
+struct hurray_file *hrpy_io_open(hrpy_state *st, PyObject *path, int mode, int parts,
+                                 const struct hurray_limits *limits) {
+    return open_file(st, path, mode, parts, limits);
+}
+
+PyObject *hrpy_io_raise_file(hrpy_state *st, int status, const struct hurray_error *err,
+                             PyObject *path) {
+    return raise_file(st, status, err, path);
+}
+
 /* ---- a loaded item as an object -----------------------------------------------------------
  * Each loaded entry is its own C item tree: its descriptors (compact records) and its bytes
  * (its own copy, or its share of a copy-on-write mapping), released together by

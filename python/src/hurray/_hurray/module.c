@@ -171,6 +171,7 @@ static int hrpy_exec(PyObject *module) {
     if (hrpy_tensor_init(module, st) < 0) return -1;
     if (hrpy_composite_init(module, st) < 0) return -1;
     if (hrpy_io_init(module, st) < 0) return -1;
+    if (hrpy_lazy_init(module, st) < 0) return -1;
     if (hrpy_stream_init(module, st) < 0) return -1;
     if (hrpy_dlpack_init(module, st) < 0) return -1;
     if (hrpy_native_init(module, st) < 0) return -1;
@@ -203,6 +204,8 @@ static int hrpy_exec(PyObject *module) {
     X((st)->ItemMemory_Type);                                                                  \
     X((st)->StreamReader_Type);                                                                \
     X((st)->StreamWriter_Type);                                                                \
+    X((st)->File_Type);                                                                        \
+    X((st)->FileSlice_Type);                                                                   \
     X((st)->DLPackOwner_Type);                                                                 \
     X((st)->NativeOwner_Type);                                                                 \
     X((st)->str_hurray);                                                                       \

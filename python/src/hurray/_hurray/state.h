@@ -92,6 +92,8 @@ typedef struct {
     PyTypeObject *ItemMemory_Type;
     PyTypeObject *StreamReader_Type;
     PyTypeObject *StreamWriter_Type;
+    PyTypeObject *File_Type;      /* lazy.c */
+    PyTypeObject *FileSlice_Type; /* lazy.c */
 
     /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
      * interned names, kwnames tuples and the (1, 1) max_version */
@@ -400,6 +402,17 @@ int hrpy_io_init(PyObject *module, hrpy_state *st);
  * ("max_buffer_bytes", ...), vals[i] NULL or None for the default. Clamped. */
 int hrpy_limits_from_args(PyObject *const *vals, const char *const *names, Py_ssize_t n,
                           struct hurray_limits *out);
+/* path: str, bytes or os.PathLike -> new bytes (TypeError naming `who`). */
+PyObject *hrpy_io_path_arg(PyObject *obj, const char *who);
+/* hurray_file_create_path with the GIL released; raises (file context) on failure. */
+struct hurray_file *hrpy_io_open(hrpy_state *st, PyObject *path, int mode, int parts,
+                                 const struct hurray_limits *limits);
+/* Raises (status, file context), with errno/strerror/filename for a failed system call. */
+PyObject *hrpy_io_raise_file(hrpy_state *st, int status, const struct hurray_error *err,
+                             PyObject *path);
+
+/* ---- lazy.c: hurray.open's handle (File) and its slices (FileSlice) ------------------ */
+int hrpy_lazy_init(PyObject *module, hrpy_state *st);
 
 /* ---- pystream.c: StreamReader, StreamWriter ---------------------------------------- */
 int hrpy_stream_init(PyObject *module, hrpy_state *st);
