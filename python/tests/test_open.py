@@ -170,6 +170,9 @@ def test_REQ_OPEN_SLICE_edges(small):
             b[[1, 2]]
         with pytest.raises(hurray.UnsupportedError):
             b[None]
+        with pytest.raises(hurray.UnsupportedError):
+            b[True]  # NumPy reads a bool as a mask, not as 1
+        np.testing.assert_array_equal(np.asarray(b[np.int64(3)]), arrays["b"][3])
 
 
 def test_REQ_OPEN_SLICE_unsupported_layouts(tmp_path):

@@ -13,9 +13,10 @@
  * Tensor.to_torch, jax.numpy.from_dlpack), so the zero-copy paths and their copy rules are
  * those of the Tensor.
  *
- * Closing: close() (or leaving the with block) releases the C file at once unless a read is
- * in flight in another thread (the GIL is released while reading); then the last such read
- * releases it. Every access after close raises ValueError naming the path. */
+ * Closing: close() (or leaving the with block) releases the C file at once unless a use is
+ * in flight in another thread (the GIL is released while reading); then the last such use
+ * releases it (file_use / file_done, under a per-handle lock, so also without a GIL).
+ * Every access after close raises ValueError naming the path. */
 #include "state.h"
 
 #include <structmember.h>
@@ -26,7 +27,8 @@ typedef struct {
     struct hurray_file *f; /* NULL once released */
     PyObject *path;        /* bytes (file system encoding) */
     PyObject *convert;     /* callable, or NULL: hurray.Tensor */
-    Py_ssize_t busy;       /* reads in flight with the GIL released */
+    PyThread_type_lock lock; /* guards f, busy and closed; never held while reading */
+    Py_ssize_t busy;       /* uses of f in progress (file_use .. file_done) */
     uint8_t closed;
     uint8_t mmap;
     PyObject *weakreflist;
@@ -34,28 +36,37 @@ typedef struct {
 
 #define FILEOBJ(o) ((FileObject *)(o))
 
-static void file_release(FileObject *self) {
-    if (self->busy > 0) return; /* the last read releases it */
-    hurray_file_destroy(self->f);
-    self->f = NULL;
+/* Every use of the C file holds a count under the handle's lock, so that close() (from
+ * any thread: reads run without the GIL, and the module may run without one) never frees
+ * it under a user; the last user frees it after close. The lock is never held while
+ * reading. */
+static struct hurray_file *file_use(FileObject *self) {
+    struct hurray_file *f = NULL;
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    if (!self->closed && self->f != NULL) {
+        self->busy++;
+        f = self->f;
+    }
+    PyThread_release_lock(self->lock);
+    if (f == NULL)
+        PyErr_Format(PyExc_ValueError, "I/O operation on a closed hurray file (%s)",
+                     PyBytes_AS_STRING(self->path));
+    return f;
 }
 
-static int file_check_open(FileObject *self) {
-    if (!self->closed && self->f != NULL) return 0;
-    PyErr_Format(PyExc_ValueError, "I/O operation on a closed hurray file (%s)",
-                 self->path ? PyBytes_AS_STRING(self->path) : "?");
-    return -1;
-}
-
-static void file_enter(FileObject *self) { self->busy++; }
-
-static void file_leave(FileObject *self) {
-    self->busy--;
-    if (self->closed && self->busy == 0) file_release(self);
+static void file_done(FileObject *self) {
+    struct hurray_file *f = NULL;
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    if (--self->busy == 0 && self->closed) {
+        f = self->f;
+        self->f = NULL;
+    }
+    PyThread_release_lock(self->lock);
+    hurray_file_destroy(f);
 }
 
 /* name (str) -> entry index; KeyError naming the file when absent. */
-static int file_find(FileObject *self, PyObject *name, size_t *index) {
+static int file_find(FileObject *self, struct hurray_file *f, PyObject *name, size_t *index) {
     if (!PyUnicode_Check(name)) {
         PyErr_Format(PyExc_TypeError, "hurray file: names are str, not %.100s",
                      Py_TYPE(name)->tp_name);
@@ -64,7 +75,7 @@ static int file_find(FileObject *self, PyObject *name, size_t *index) {
     Py_ssize_t len;
     const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
     if (utf8 == NULL) return -1;
-    if (strlen(utf8) == (size_t)len && hurray_file_find(self->f, utf8, index)) return 0;
+    if (strlen(utf8) == (size_t)len && hurray_file_find(f, utf8, index)) return 0;
     PyObject *msg = PyUnicode_FromFormat("%R: no tensor of that name in %s", name,
                                          PyBytes_AS_STRING(self->path));
     if (msg != NULL) {
@@ -94,14 +105,16 @@ static PyObject *entry_name(const struct hurray_file *f, size_t i) {
 /* keys(): the top-level names in file order (what load returns), made on each call. */
 static PyObject *file_keys(PyObject *op, PyObject *Py_UNUSED(ignored)) {
     FileObject *self = FILEOBJ(op);
-    if (file_check_open(self) < 0) return NULL;
-    size_t n = hurray_file_top_level_count(self->f);
+    struct hurray_file *f = file_use(self);
+    if (f == NULL) return NULL;
+    size_t n = hurray_file_top_level_count(f);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t k = 0; list != NULL && k < n; k++) {
-        PyObject *s = entry_name(self->f, hurray_file_top_level_entry(self->f, k));
+        PyObject *s = entry_name(f, hurray_file_top_level_entry(f, k));
         if (s == NULL) Py_CLEAR(list);
         else PyList_SET_ITEM(list, (Py_ssize_t)k, s);
     }
+    file_done(self);
     return list;
 }
 
@@ -115,43 +128,57 @@ static PyObject *file_iter(PyObject *op) {
 
 static Py_ssize_t file_len(PyObject *op) {
     FileObject *self = FILEOBJ(op);
-    if (file_check_open(self) < 0) return -1;
-    return (Py_ssize_t)hurray_file_top_level_count(self->f);
+    struct hurray_file *f = file_use(self);
+    if (f == NULL) return -1;
+    Py_ssize_t n = (Py_ssize_t)hurray_file_top_level_count(f);
+    file_done(self);
+    return n;
 }
 
 /* `name in f`: any entry, composite members included (get_tensor accepts them). */
 static int file_contains(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
-    if (file_check_open(self) < 0) return -1;
-    if (!PyUnicode_Check(name)) return 0;
-    Py_ssize_t len;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
-    if (utf8 == NULL) return -1;
-    return strlen(utf8) == (size_t)len && hurray_file_find(self->f, utf8, NULL);
+    struct hurray_file *f = file_use(self);
+    if (f == NULL) return -1;
+    int r = 0;
+    if (PyUnicode_Check(name)) {
+        Py_ssize_t len;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+        r = utf8 == NULL ? -1 : strlen(utf8) == (size_t)len && hurray_file_find(f, utf8, NULL);
+    }
+    file_done(self);
+    return r;
 }
 
 /* metadata(): the KV section as a new dict (load_kv's conversion). */
 static PyObject *file_metadata(PyObject *op, PyObject *Py_UNUSED(ignored)) {
     FileObject *self = FILEOBJ(op);
-    if (file_check_open(self) < 0) return NULL;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    if (st == NULL) return NULL;
-    return hrpy_kv_to_dict(st, hurray_file_kv(self->f));
+    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    if (f == NULL) return NULL;
+    PyObject *r = hrpy_kv_to_dict(st, hurray_file_kv(f));
+    file_done(self);
+    return r;
 }
 
 /* descriptor(name): the entry's Descriptor, decoded from the index; no data is touched. */
 static PyObject *file_descriptor(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    if (file_check_open(self) < 0 || file_find(self, name, &i) < 0) return NULL;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    if (st == NULL) return NULL;
+    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    if (f == NULL) return NULL;
+    if (file_find(self, f, name, &i) < 0) {
+        file_done(self);
+        return NULL;
+    }
     struct hurray_descriptor d;
     struct hurray_error err;
     hurray_error_clear(&err);
     hurray_descriptor_init(&d);
     d.allocator = &hrpy_raw_allocator;
-    int status = hurray_file_entry_descriptor(self->f, i, &d, &err);
+    int status = hurray_file_entry_descriptor(f, i, &d, &err);
+    file_done(self);
     PyObject *r = status == HURRAY_OK ? hrpy_descriptor_from_c(st, &d)
                                       : hrpy_io_raise_file(st, status, &err, self->path);
     hurray_descriptor_reset(&d);
@@ -162,19 +189,21 @@ static PyObject *file_descriptor(PyObject *op, PyObject *name) {
 static PyObject *file_get_tensor(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    if (file_check_open(self) < 0 || file_find(self, name, &i) < 0) return NULL;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    if (st == NULL) return NULL;
+    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    if (f == NULL) return NULL;
+    if (file_find(self, f, name, &i) < 0) {
+        file_done(self);
+        return NULL;
+    }
     struct hurray_item *item = NULL;
     struct hurray_error err;
     int status;
     hurray_error_clear(&err);
-    file_enter(self);
-    struct hurray_file *f = self->f;
     Py_BEGIN_ALLOW_THREADS
     status = hurray_file_load_item(f, i, &item, &err);
     Py_END_ALLOW_THREADS
-    file_leave(self);
+    file_done(self);
     if (status != HURRAY_OK) return hrpy_io_raise_file(st, status, &err, self->path);
     PyObject *owner = hrpy_item_memory_new(st, item); /* owns item, also on failure */
     if (owner == NULL) return NULL;
@@ -187,13 +216,21 @@ static PyObject *file_get_slice(PyObject *op, PyObject *name);
 
 static PyObject *file_close(PyObject *op, PyObject *Py_UNUSED(ignored)) {
     FileObject *self = FILEOBJ(op);
+    struct hurray_file *f = NULL;
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
     self->closed = 1;
-    file_release(self);
+    if (self->busy == 0) { /* else the last user frees it */
+        f = self->f;
+        self->f = NULL;
+    }
+    PyThread_release_lock(self->lock);
+    hurray_file_destroy(f);
     Py_RETURN_NONE;
 }
 
 static PyObject *file_enter_cm(PyObject *op, PyObject *Py_UNUSED(ignored)) {
-    if (file_check_open(FILEOBJ(op)) < 0) return NULL;
+    if (file_use(FILEOBJ(op)) == NULL) return NULL;
+    file_done(FILEOBJ(op));
     return Py_NewRef(op);
 }
 
@@ -237,8 +274,9 @@ static void file_dealloc(PyObject *op) {
     FileObject *self = FILEOBJ(op);
     PyObject_GC_UnTrack(op);
     if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
-    self->busy = 0; /* no read can be in flight: it would hold a reference */
-    file_release(self);
+    hurray_file_destroy(self->f); /* no use can be in flight: it would hold a reference */
+    self->f = NULL;
+    if (self->lock != NULL) PyThread_free_lock(self->lock);
     Py_CLEAR(self->path);
     Py_CLEAR(self->convert);
     tp->tp_free(op);
@@ -324,19 +362,26 @@ typedef struct {
 static PyObject *file_get_slice(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    if (file_check_open(self) < 0 || file_find(self, name, &i) < 0) return NULL;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    if (st == NULL) return NULL;
-    if (hurray_file_entry_kind(self->f, i) != HURRAY_FILE_KIND_TENSOR)
+    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    if (f == NULL) return NULL;
+    if (file_find(self, f, name, &i) < 0) {
+        file_done(self);
+        return NULL;
+    }
+    if (hurray_file_entry_kind(f, i) != HURRAY_FILE_KIND_TENSOR) {
+        file_done(self);
         return hrpy_raise_fmt(st, HRPY_CTX_FILE, HURRAY_E_UNSUPPORTED, "layout",
                               "get_slice(%R): a composite has no slices; get_tensor loads it",
                               name);
+    }
     struct hurray_descriptor d;
     struct hurray_error err;
     hurray_error_clear(&err);
     hurray_descriptor_init(&d);
     d.allocator = &hrpy_raw_allocator;
-    int status = hurray_file_entry_descriptor(self->f, i, &d, &err);
+    int status = hurray_file_entry_descriptor(f, i, &d, &err);
+    file_done(self);
     if (status != HURRAY_OK) {
         hurray_descriptor_reset(&d);
         return hrpy_io_raise_file(st, status, &err, self->path);
@@ -393,7 +438,7 @@ static int parse_key(hrpy_state *st, SliceObject *s, PyObject *key, struct dim_s
                 goto done;
             }
             ell = j;
-        } else if (PySlice_Check(k) || PyIndex_Check(k)) {
+        } else if (PySlice_Check(k) || (PyIndex_Check(k) && !PyBool_Check(k))) {
             used++;
         } else {
             hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "key",
@@ -486,7 +531,7 @@ static PyObject *slice_getitem(PyObject *op, PyObject *key) {
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
     struct dim_sel sel[HURRAY_MAX_RANK];
     int64_t stride[HURRAY_MAX_RANK];
-    if (st == NULL || file_check_open(file) < 0) return NULL;
+    if (st == NULL) return NULL;
     if (!s->sliceable)
         return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "layout",
                               "get_slice: only dense row_major tensors without quantization "
@@ -557,9 +602,13 @@ static PyObject *slice_getitem(PyObject *op, PyObject *key) {
             return PyErr_NoMemory();
         }
     }
-    struct hurray_file *f = file->f;
+    struct hurray_file *f = file_use(file);
+    if (f == NULL) {
+        PyMem_RawFree(scratch);
+        Py_DECREF(owner);
+        return NULL;
+    }
     size_t i = s->entry;
-    file_enter(file);
     Py_BEGIN_ALLOW_THREADS
     if (empty) {
         /* nothing to read */
@@ -579,7 +628,7 @@ static PyObject *slice_getitem(PyObject *op, PyObject *key) {
         }
     }
     Py_END_ALLOW_THREADS
-    file_leave(file);
+    file_done(file);
     PyMem_RawFree(scratch);
     if (status != HURRAY_OK) {
         Py_DECREF(owner);
@@ -723,12 +772,16 @@ static PyObject *lazy_open(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_DECREF(path);
         return NULL;
     }
-    FileObject *self = PyObject_GC_New(FileObject, st->File_Type);
+    PyThread_type_lock lock = PyThread_allocate_lock();
+    FileObject *self = lock == NULL ? NULL : PyObject_GC_New(FileObject, st->File_Type);
     if (self == NULL) {
+        if (lock != NULL) PyThread_free_lock(lock);
+        else PyErr_NoMemory();
         hurray_file_destroy(f);
         Py_DECREF(path);
         return NULL;
     }
+    self->lock = lock;
     self->f = f;
     self->path = path;
     self->convert = Py_XNewRef(convert);
