@@ -1206,13 +1206,48 @@ static size_t small_run(struct load_req **s, size_t n, size_t k, uint64_t *span)
     return m;
 }
 
+/* Whether the run s[k..m) has no two items sharing bytes (an entry asked for twice, or a
+ * composite member with its head): then one scatter read fills every item's own bytes. */
+static int run_disjoint(struct load_req **s, size_t k, size_t m) {
+    for (size_t j = k + 1; j < m; j++)
+        if (s[j]->r.lo < s[j - 1]->r.hi) return 0;
+    return 1;
+}
+
+/* A disjoint run: one scatter read (hri_os_preadv) straight into each item's block, the
+ * gaps between them (< LOAD_NEAR bytes each) into `trash`. */
+static int read_run(const struct hurray_file *f, struct load_req **s, size_t k, size_t m,
+                    uint8_t **bytes, struct hri_os_rvec *v, uint8_t *trash,
+                    struct hurray_error *err) {
+    size_t nv = 0, got = 0;
+    uint64_t at = s[k]->r.lo;
+    for (size_t j = k; j < m; j++) {
+        if (s[j]->r.lo > at) {
+            struct hri_os_rvec g = {trash, (size_t)(s[j]->r.lo - at)};
+            v[nv++] = g;
+        }
+        struct hri_os_rvec it = {bytes[j], (size_t)(s[j]->r.hi - s[j]->r.lo)};
+        v[nv++] = it;
+        at = s[j]->r.hi;
+    }
+    uint64_t span = at - s[k]->r.lo, off = f->h.data_offset + s[k]->r.lo;
+    HR_TRY(hri_os_preadv(f->fd, v, nv, off, &got, f->path, err));
+    if (got < span) return shrank(f, off + got, off + span, err);
+    return HURRAY_OK;
+}
+
 static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
                        struct hurray_error *err) {
-    uint8_t *scratch = NULL, **bytes = NULL;
+    uint8_t *scratch = NULL, **bytes = NULL, trash[LOAD_NEAR];
+    struct hri_os_rvec *v = NULL;
     uint64_t scratch_len = 0, span = 0;
-    for (size_t k = 0, m; k < n; k = m) /* the scratch buffer: the widest run's span */
-        if ((m = small_run(s, n, k, &span)) > k + 1 && span > scratch_len) scratch_len = span;
+    /* the scratch buffer, for runs whose items share bytes: the widest such run's span */
+    for (size_t k = 0, m; k < n; k = m)
+        if ((m = small_run(s, n, k, &span)) > k + 1 && !run_disjoint(s, k, m) &&
+            span > scratch_len)
+            scratch_len = span;
     int st = alloc_array(f->allocator, n, sizeof *bytes, (void **)&bytes, err);
+    if (st == HURRAY_OK) st = alloc_array(f->allocator, 2 * n, sizeof *v, (void **)&v, err);
     for (size_t k = 0; st == HURRAY_OK && k < n; k++) {
         struct data_block *b = NULL;
         struct load_req *q = s[k];
@@ -1232,12 +1267,17 @@ static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
             st = read_exact(f, bytes[k], span, f->h.data_offset + q->r.lo, err);
             continue;
         }
-        /* small items lying close together: one read, then each its share */
+        /* small items lying close together: one read */
+        if (run_disjoint(s, k, m)) {
+            st = read_run(f, s, k, m, bytes, v, trash, err);
+            continue;
+        }
         st = read_exact(f, scratch, span, f->h.data_offset + q->r.lo, err);
         for (size_t j = k; st == HURRAY_OK && j < m; j++)
             memcpy(bytes[j], scratch + (s[j]->r.lo - q->r.lo), (size_t)(s[j]->r.hi - s[j]->r.lo));
     }
     hri_free(f->allocator, scratch, scratch ? (size_t)scratch_len : 0);
+    hri_free(f->allocator, v, v ? 2 * n * sizeof *v : 0);
     hri_free(f->allocator, bytes, n * sizeof *bytes);
     return st;
 }

@@ -45,6 +45,17 @@ int hri_os_file_size(hri_os_fd fd, const char *path, uint64_t *size, struct hurr
 int hri_os_pread(hri_os_fd fd, void *dst, size_t n, uint64_t off, size_t *got,
                  const char *path, struct hurray_error *err);
 
+/* Reads the byte ranges v[0..count) from consecutive file bytes starting at
+ * `off` (preadv where the platform has it, resuming EINTR and short reads;
+ * no change to the file position). Every v[k].len > 0 and their sum at most
+ * 1 GiB. *got < the sum only at the end of the file. */
+struct hri_os_rvec {
+    void *base;
+    size_t len;
+};
+int hri_os_preadv(hri_os_fd fd, const struct hri_os_rvec *v, size_t count, uint64_t off,
+                  size_t *got, const char *path, struct hurray_error *err);
+
 /* A copy-on-write mapping of [off, off + len) of a file: readable and
  * writable, writes never reach the file (POSIX MAP_PRIVATE, Windows
  * FILE_MAP_COPY). `off` need not be page-aligned: the mapping starts at the

@@ -145,6 +145,46 @@ int hri_os_pread(hri_os_fd fd, void *dst, size_t n, uint64_t off, size_t *got,
     return HURRAY_OK;
 }
 
+/* iovecs per preadv call: within every platform's IOV_MAX (>= 1024 on Linux, the BSDs and
+ * macOS); longer lists take several calls. */
+#define RVEC_BATCH 256
+
+int hri_os_preadv(hri_os_fd fd, const struct hri_os_rvec *v, size_t count, uint64_t off,
+                  size_t *got, const char *path, struct hurray_error *err) {
+    size_t total = 0, done = 0, k = 0, skip = 0; /* v[k] is read up to `skip` bytes */
+    for (size_t j = 0; j < count; j++) {
+        HR_FAIL_IF(v[j].len == 0 || v[j].len > IO_CHUNK - total, err, HURRAY_E_INTERNAL, "file",
+                   "preadv: empty range or more than 1 GiB in one call");
+        total += v[j].len;
+    }
+    HR_FAIL_IF(off > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX - off, err,
+               HURRAY_E_OVERFLOW, "file", "read of %zu bytes at %llu: past the largest file offset",
+               total, (unsigned long long)off);
+    while (k < count) {
+        struct iovec iov[RVEC_BATCH];
+        int n = 0;
+        for (size_t j = k; j < count && n < RVEC_BATCH; j++, n++) {
+            size_t s = j == k ? skip : 0;
+            iov[n].iov_base = (uint8_t *)v[j].base + s;
+            iov[n].iov_len = v[j].len - s;
+        }
+        ssize_t r = preadv((int)fd, iov, n, (off_t)(off + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return hri_os_fail(err, errno, "file", "cannot read", path);
+        if (r == 0) break;
+        done += (size_t)r;
+        size_t left = (size_t)r;
+        while (k < count && left >= v[k].len - skip) {
+            left -= v[k].len - skip;
+            skip = 0;
+            k++;
+        }
+        skip += left;
+    }
+    *got = done;
+    return HURRAY_OK;
+}
+
 size_t hri_os_map_granularity(void) {
     long p = sysconf(_SC_PAGESIZE);
     return p > 0 ? (size_t)p : 4096u;

@@ -294,6 +294,21 @@ int hri_os_pread(hri_os_fd fd, void *dst, size_t n, uint64_t off, size_t *got,
     return HURRAY_OK;
 }
 
+/* Windows has no positioned scatter read on a plain handle (ReadFileScatter needs
+ * page-sized, unbuffered I/O): one positioned read per range. */
+int hri_os_preadv(hri_os_fd fd, const struct hri_os_rvec *v, size_t count, uint64_t off,
+                  size_t *got, const char *path, struct hurray_error *err) {
+    size_t done = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t g = 0;
+        HR_TRY(hri_os_pread(fd, v[k].base, v[k].len, off + done, &g, path, err));
+        done += g;
+        if (g < v[k].len) break;
+    }
+    *got = done;
+    return HURRAY_OK;
+}
+
 size_t hri_os_map_granularity(void) {
     SYSTEM_INFO si;
     GetSystemInfo(&si);

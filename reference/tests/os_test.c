@@ -121,6 +121,39 @@ static void test_pread_and_size(void **state) {
     assert_int_equal(hri_os_close(&fd, p, &e), HURRAY_OK); /* idempotent */
 }
 
+/* Scatter reads: more ranges than one system call takes (RVEC_BATCH), each filled from
+ * consecutive file bytes; short at the end of the file; empty ranges and offsets past
+ * the largest are refused. */
+static void test_preadv_scatter(void **state) {
+    (void)state;
+    char p[300];
+    enum { N = 700, L = 13 };
+    static uint8_t data[N * L], got[N][L];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 31 + 7);
+    write_file(path_in(p, sizeof p, "v"), data, sizeof data, 0644);
+    hri_os_fd fd = HRI_OS_NO_FD;
+    uint64_t size = 0;
+    size_t n = 0;
+    struct hurray_error e;
+    struct hri_os_rvec v[N];
+    assert_int_equal(hri_os_open_regular(p, &fd, &size, &e), HURRAY_OK);
+    for (size_t k = 0; k < N; k++) v[k] = (struct hri_os_rvec){got[k], L};
+    memset(got, 0, sizeof got);
+    assert_int_equal(hri_os_preadv(fd, v, N, 0, &n, p, &e), HURRAY_OK);
+    assert_int_equal(n, sizeof data);
+    assert_memory_equal(got, data, sizeof data);
+    /* from an offset: the last ranges run past the end */
+    memset(got, 0, sizeof got);
+    assert_int_equal(hri_os_preadv(fd, v, N, 100, &n, p, &e), HURRAY_OK);
+    assert_int_equal(n, sizeof data - 100);
+    assert_memory_equal(got, data + 100, sizeof data - 100);
+    v[3].len = 0;
+    assert_int_equal(hri_os_preadv(fd, v, N, 0, &n, p, &e), HURRAY_E_INTERNAL);
+    v[3].len = L;
+    assert_int_equal(hri_os_preadv(fd, v, 2, UINT64_MAX - 5, &n, p, &e), HURRAY_E_OVERFLOW);
+    assert_int_equal(hri_os_close(&fd, p, &e), HURRAY_OK);
+}
+
 /* A private mapping is writable and copy-on-write: the file never changes. */
 static void test_map_private_is_copy_on_write(void **state) {
     (void)state;
@@ -376,6 +409,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_refuses_special_files),
         cmocka_unit_test(test_pread_and_size),
+        cmocka_unit_test(test_preadv_scatter),
         cmocka_unit_test(test_map_private_is_copy_on_write),
         cmocka_unit_test(test_read_timeout),
         cmocka_unit_test(test_waker_interrupts_blocked_read),
