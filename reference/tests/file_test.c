@@ -1767,6 +1767,13 @@ static void test_HR_FILE_9_gaps_checked_at_open_in_order(void **state) {
                           HURRAY_E_RESERVED_NONZERO);
             assert_hurray_error(&err, HURRAY_E_RESERVED_NONZERO, want);
             assert_int_equal(err.offset, gap);
+            if (cases[c].entry != N - 1) { /* the message names the entry and the file */
+                char who[64];
+                snprintf(who, sizeof who, "entry \"t%zu\" (index[%zu])", cases[c].entry + 1,
+                         cases[c].entry + 1);
+                assert_non_null(strstr(err.message, who));
+                assert_non_null(strstr(err.message, path));
+            }
         }
         free(b);
     }
