@@ -502,3 +502,7 @@ coverage: coverage-run
 coverage-check: coverage
 	$(PYTHON) ci/coverage_check.py --lcov $(COV_DIR)/lcov.info --min $(COV_MIN) \
 	  --explained docs/conformance/coverage.md
+
+# About 60 s of CPU from a clean build dir (build, tests, corpus, replays); fails below COV_MIN
+# or on a line no run reaches that docs/conformance/coverage.md does not explain.
+TEST_STEPS += coverage-check

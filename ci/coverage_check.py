@@ -12,7 +12,7 @@ and the explanation table of docs/conformance/coverage.md, then
      row whose line range no longer holds the uncovered lines is reported (update the numbers)
      but does not fail, and a row with nothing left to explain is reported as stale.
 
-Table rows (any Markdown table in the file):  | `reference/src/F.c:A-B, C` | `function` | reason |
+Table rows (any Markdown table in the file):  | `reference/src/F.c` | A-B, C | `function` | reason |
 """
 import argparse
 import re
@@ -20,7 +20,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROW = re.compile(r"^\|\s*`reference/src/([\w.]+):([\d,\s-]+)`\s*\|\s*`(\w+)`\s*\|(.*)\|\s*$")
+ROW = re.compile(r"^\|\s*`reference/src/([\w.]+)`\s*\|\s*([\d,\s-]+?)\s*\|\s*`(\w+)`\s*\|(.*)\|\s*$")
 
 
 def parse_lcov(path):
