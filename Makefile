@@ -421,3 +421,88 @@ docs-check:
 	$(PYTHON) ci/check_docs.py
 
 TEST_STEPS += docs-check
+
+# --------------------------------------------------------------- coverage ---
+# Line coverage of libhurray (reference/src) from everything that exercises it: the C unit
+# tests, the conformance harness over the corpus (linked in, and the C testee over the
+# protocol), and every fuzz target's replay driver over the corpus, fuzz/regress/<target>/
+# and fuzz/corpus/<target>/. clang source-based coverage (-fprofile-instr-generate
+# -fcoverage-mapping, llvm-profdata, llvm-cov), in its own flavour dir $(BUILD)/cov with its
+# own compile rules (the other flavours' rules are not involved).
+#   make coverage        build, run, print the per-file summary of reference/src, write
+#                        $(COV_DIR)/html/index.html and $(COV_DIR)/summary.txt
+#   make coverage-check  the same, then fail if line coverage of reference/src is below
+#                        COV_MIN percent; lists every line not covered
+#                        (docs/conformance/coverage.md explains the ones left)
+COV_DIR       := $(BUILD)/cov
+COV_CC        ?= $(if $(CLANG),$(CLANG),clang)
+LLVM_PROFDATA ?= $(or $(shell command -v llvm-profdata-14 2>/dev/null),$(shell command -v llvm-profdata 2>/dev/null),llvm-profdata)
+LLVM_COV      ?= $(or $(shell command -v llvm-cov-14 2>/dev/null),$(shell command -v llvm-cov 2>/dev/null),llvm-cov)
+COV_MIN       ?= 95
+COV_FLAGS     := -fprofile-instr-generate -fcoverage-mapping
+COV_OPT       := -O1 -g
+COV_OBJS      := $(patsubst reference/src/%.c,$(COV_DIR)/obj/%.o,$(LIB_SRC))
+COV_TESTS     := $(patsubst reference/tests/%_test.c,$(COV_DIR)/tests/%_test,$(TEST_SRC))
+COV_REPLAY    := $(patsubst %,$(COV_DIR)/replay/%,$(FUZZ_NAMES))
+COV_HARNESS   := $(if $(HARNESS_SRC),$(COV_DIR)/harness/hurray-conformance $(COV_DIR)/harness/hurray-testee)
+COV_BINS      := $(COV_TESTS) $(COV_REPLAY) $(COV_HARNESS)
+COV_PROFDATA  := $(COV_DIR)/hurray.profdata
+# llvm-cov: the first binary, then -object for each other one; only reference/src is reported.
+COV_OBJECTS   = $(firstword $(COV_BINS)) $(addprefix -object ,$(wordlist 2,$(words $(COV_BINS)),$(COV_BINS)))
+COV_REPORT    = $(LLVM_COV) report $(COV_OBJECTS) -instr-profile=$(COV_PROFDATA) $(LIB_SRC)
+
+$(COV_DIR)/obj/%.o: reference/src/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(COV_CC) $(CPPFLAGS_LIB) $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) -c $< -o $@
+$(COV_DIR)/libhurray.a: $(COV_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(COV_DIR)/tests/%_test: reference/tests/%_test.c $(TEST_SUPPORT) $(COV_DIR)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(COV_CC) $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) -Ireference/include -Ireference/src \
+	  -Ireference/tests $< $(TEST_SUPPORT) $(COV_DIR)/libhurray.a -lcmocka -lm -pthread -o $@
+$(COV_DIR)/replay/%: fuzz/targets/%.c fuzz/regression_driver.c $(FUZZ_SUPPORT) $(FUZZ_HDR) \
+                     $(COV_DIR)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(COV_CC) $(CSTD) $(FUZZ_WARN) $(COV_OPT) $(COV_FLAGS) -Ireference/include -Ifuzz \
+	  -Ifuzz/support $< fuzz/regression_driver.c $(FUZZ_SUPPORT) $(COV_DIR)/libhurray.a -lm -o $@
+$(COV_DIR)/harness/hurray-conformance: $(HARNESS_SRC) $(HARNESS_HDR) $(COV_DIR)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(COV_CC) $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) $(HARNESS_CPPFLAGS) $(CBOR_CFLAGS) \
+	  $(HARNESS_SRC) $(COV_DIR)/libhurray.a $(CBOR_LIBS) -lm -o $@
+$(COV_DIR)/harness/hurray-testee: $(TESTEE_SRC) $(TESTEE_HDR) $(COV_DIR)/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(COV_CC) $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) $(HARNESS_CPPFLAGS) -Iharness/testee \
+	  $(CBOR_CFLAGS) $(TESTEE_SRC) $(COV_DIR)/libhurray.a $(CBOR_LIBS) -lm -o $@
+
+.PHONY: coverage coverage-run coverage-check
+# Runs everything with a fresh profile directory; a failing test fails the run (coverage of a
+# broken build would measure the wrong thing). %p: one raw profile per process (the harness
+# forks, the testee is its own process), merged afterwards.
+coverage-run: $(COV_BINS)
+	@rm -rf $(COV_DIR)/profraw $(COV_PROFDATA) && mkdir -p $(COV_DIR)/profraw
+	@set -e; export LLVM_PROFILE_FILE=$(abspath $(COV_DIR))/profraw/%p-%m.profraw; \
+	for t in $(COV_TESTS); do echo "== $$t"; $$t >$(COV_DIR)/last.log 2>&1 || { cat $(COV_DIR)/last.log; exit 1; }; done; \
+	for n in $(FUZZ_NAMES); do echo "== replay $$n"; \
+	  $(COV_DIR)/replay/$$n $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n fuzz/corpus/$$n 2>/dev/null); done; \
+	$(if $(COV_HARNESS),echo "== harness (linked in)"; \
+	  $(COV_DIR)/harness/hurray-conformance $(HARNESS_ARGS) >$(COV_DIR)/last.log || { tail -n 40 $(COV_DIR)/last.log; exit 1; }; \
+	  echo "== harness (C testee)"; \
+	  $(COV_DIR)/harness/hurray-conformance $(HARNESS_ARGS) --testee $(COV_DIR)/harness/hurray-testee >$(COV_DIR)/last.log || { tail -n 40 $(COV_DIR)/last.log; exit 1; };)
+	$(LLVM_PROFDATA) merge -sparse -o $(COV_PROFDATA) $(COV_DIR)/profraw/*.profraw
+
+coverage: coverage-run
+	@$(COV_REPORT) | tee $(COV_DIR)/summary.txt
+	@rm -rf $(COV_DIR)/html
+	@$(LLVM_COV) show $(COV_OBJECTS) -instr-profile=$(COV_PROFDATA) -format=html \
+	  -show-line-counts-or-regions -output-dir=$(COV_DIR)/html $(LIB_SRC)
+	@$(LLVM_COV) export $(COV_OBJECTS) -instr-profile=$(COV_PROFDATA) -format=lcov $(LIB_SRC) \
+	  >$(COV_DIR)/lcov.info
+	@echo "coverage: $(COV_DIR)/summary.txt, $(COV_DIR)/html/index.html, $(COV_DIR)/lcov.info"
+
+coverage-check: coverage
+	$(PYTHON) ci/coverage_check.py --lcov $(COV_DIR)/lcov.info --min $(COV_MIN) \
+	  --explained docs/conformance/coverage.md
+
+# About 60 s of CPU from a clean build dir (build, tests, corpus, replays); fails below COV_MIN
+# or on a line no run reaches that docs/conformance/coverage.md does not explain.
+TEST_STEPS += coverage-check

@@ -55,11 +55,10 @@ static int check_member_role(const struct hurray_descriptor *h, uint32_t i,
     HR_FAIL_IF(want != 0 && !m->has_role, err, HURRAY_E_CONSTRAINT, f,
                "%s: an overlay member carries a member-role section, here %s (HR-COMP-3)", f,
                hurray_member_role_name(want));
-    HR_FAIL_IF(want != 0 && m->role != want, err, HURRAY_E_CONSTRAINT, f,
-               "%s: role %s, but member %lu of an overlay is the %s (HR-COMP-3)", f,
-               hurray_member_role_name(m->role) ? hurray_member_role_name(m->role) : "?",
-               (unsigned long)i, hurray_member_role_name(want));
-    return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_CONSTRAINT, f, /* want != 0 && m->role != want */
+                    "%s: role %s, but member %lu of an overlay is the %s (HR-COMP-3)", f,
+                    hurray_member_role_name(m->role) ? hurray_member_role_name(m->role) : "?",
+                    (unsigned long)i, hurray_member_role_name(want));
 }
 
 /* ---- the head (step 2) ---------------------------------------------------------- */

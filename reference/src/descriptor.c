@@ -309,11 +309,10 @@ static int check_section_type(uint8_t type, uint8_t prev, unsigned index,
     hri_fieldf(f, "sections[%u].type", index);
     HR_FAIL_IF(type == 0x00 || type == 0xFF, err, HURRAY_E_INVALID_TAG, f,
                "%s: section type 0x%02X is invalid (HR-SECT-4)", f, type);
-    HR_FAIL_IF(type <= prev, err, HURRAY_E_SECTION_ORDER, f,
-               "%s: section type 0x%02X follows 0x%02X; types must be strictly ascending "
-               "(HR-SECT-1)",
-               f, type, prev);
-    return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_SECTION_ORDER, f, /* type <= prev */
+                    "%s: section type 0x%02X follows 0x%02X; types must be strictly ascending "
+                    "(HR-SECT-1)",
+                    f, type, prev);
 }
 
 /* Step 9: flags bits 1-7 are reserved (sections.md). */
@@ -321,10 +320,8 @@ static int check_section_flags(uint8_t flags, unsigned index, struct hurray_erro
     char f[HURRAY_ERROR_FIELD_MAX];
     if (!(flags & ~HURRAY_SECTION_MUST_UNDERSTAND)) return HURRAY_OK;
     hri_fieldf(f, "sections[%u].flags", index);
-    HR_FAIL_IF(flags & ~HURRAY_SECTION_MUST_UNDERSTAND, err, HURRAY_E_RESERVED_NONZERO, f,
-               "%s: reserved flag bits 0x%02X are set", f,
-               (unsigned)(flags & ~HURRAY_SECTION_MUST_UNDERSTAND));
-    return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_RESERVED_NONZERO, f, "%s: reserved flag bits 0x%02X are set", f,
+                    (unsigned)(flags & ~HURRAY_SECTION_MUST_UNDERSTAND));
 }
 
 /* Step 9: a known type carries the table's must_understand (HR-SECT-2); an
@@ -339,9 +336,8 @@ static int check_section_must_understand(uint8_t type, uint8_t flags, unsigned i
     HR_FAIL_IF(want >= 0 && mu != want, err, HURRAY_E_CONSTRAINT, f,
                "%s: the %s section must have must_understand = %d (HR-SECT-2)", f,
                hurray_section_name(type), want);
-    HR_FAIL_IF(want < 0 && mu, err, HURRAY_E_UNSUPPORTED, f,
-               "%s: unknown section type 0x%02X is must-understand (HR-SECT-3)", f, type);
-    return HURRAY_OK;
+    return hri_fail(err, HURRAY_E_UNSUPPORTED, f, /* want < 0 && mu */
+                    "%s: unknown section type 0x%02X is must-understand (HR-SECT-3)", f, type);
 }
 
 /* Step 9: the exact payload length of a known section (HR-SECT-2). The

@@ -578,11 +578,50 @@ static void test_kv_find_and_arguments(void **state) {
     assert_status(hurray_kv_decode(WORKED, sizeof WORKED, NULL, NULL, &err), HURRAY_E_ARGUMENT);
 }
 
+
+/* Equality (HR-KV-11): maps by keys (bytes) and values; values by tag, then
+ * payload. A tag this library does not know has no payload it could compare:
+ * such a value (a caller's own struct) equals nothing, not even itself. */
+static void test_HR_KV_11_equality_keys_and_tags(void **state) {
+    (void)state;
+    struct hurray_kv_entry a[2], b[2];
+    memset(a, 0, sizeof a);
+    a[0].key = "alpha";
+    a[0].key_len = 5;
+    a[0].value.type = HURRAY_KV_INT64;
+    a[0].value.v.i64 = -3;
+    a[1].key = "beta";
+    a[1].key_len = 4;
+    a[1].value.type = HURRAY_KV_BOOL;
+    a[1].value.v.boolean = 1;
+    memcpy(b, a, sizeof a);
+    assert_true(hurray_kv_entries_equal(a, 2, b, 2));
+    assert_false(hurray_kv_entries_equal(a, 2, b, 1));
+    b[1].key = "betA"; /* same length, other bytes */
+    assert_false(hurray_kv_entries_equal(a, 2, b, 2));
+    b[1].key = "bet";
+    b[1].key_len = 3;
+    assert_false(hurray_kv_entries_equal(a, 2, b, 2));
+    memcpy(b, a, sizeof a);
+    b[0].value.v.i64 = 3;
+    assert_false(hurray_kv_entries_equal(a, 2, b, 2));
+    b[0].value.type = HURRAY_KV_UINT64; /* same bits, other tag */
+    b[0].value.v.i64 = -3;
+    assert_false(hurray_kv_entries_equal(a, 2, b, 2));
+    struct hurray_kv_value u, v;
+    memset(&u, 0, sizeof u);
+    u.type = 0x7E;
+    v = u;
+    assert_false(hurray_kv_value_equal(&u, &v));
+    assert_false(hurray_kv_value_equal(&u, &u));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_KV_5_worked_example_bytes),
         cmocka_unit_test(test_HR_KV_1_round_trip_every_type),
         cmocka_unit_test(test_HR_KV_11_nan_payload_bits_preserved),
+        cmocka_unit_test(test_HR_KV_11_equality_keys_and_tags),
         cmocka_unit_test(test_HR_KV_5_empty_map),
         cmocka_unit_test(test_HR_KV_2_type_names),
         cmocka_unit_test(test_HR_KV_4_integer_tags_kept),

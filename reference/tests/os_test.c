@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -405,6 +406,205 @@ static void test_temp_keeps_mode_and_follows_links(void **state) {
     hri_os_remove(tmp); /* already gone: ignored */
 }
 
+
+/* ---- failures of the system calls themselves ------------------------------------------- */
+
+/* A commit of address space the process does not hold fails with NOMEM and the
+ * system's errno (ENOMEM from mprotect), not a crash: a reservation made and
+ * released again is such a range. stream.md HR-STREAM-16. */
+static void test_commit_failure_is_nomem(void **state) {
+    (void)state;
+    struct hurray_error e;
+    size_t page = hri_os_page_size();
+    void *base = NULL;
+    assert_int_equal(hri_os_reserve(4 * page, &base, &e), HURRAY_OK);
+    hri_os_release(base, 4 * page);
+    test_error_poison(&e);
+    assert_int_equal(hri_os_commit(base, 4 * page, 0, page, &e), HURRAY_E_NOMEM);
+    assert_hurray_error(&e, HURRAY_E_NOMEM, "buffer");
+    assert_int_equal(e.sys_errno, ENOMEM);
+}
+
+/* The lowest descriptor number not in use. */
+static int lowest_free_fd(void) {
+    int fd = dup(0);
+    assert_true(fd >= 0);
+    close(fd);
+    return fd;
+}
+
+/* A waker needs a pipe: with no descriptor left (RLIMIT_NOFILE), creating one
+ * fails with the system's EMFILE and frees what it took. */
+static void test_waker_without_descriptors(void **state) {
+    (void)state;
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)lowest_free_fd(); /* every descriptor below it is in use */
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    struct hri_os_waker *wk = NULL;
+    struct hurray_error e;
+    int st = hri_os_waker_create(&wk, &e);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_equal(st, HURRAY_E_IO);
+    assert_hurray_error(&e, HURRAY_E_IO, "waker");
+    assert_int_equal(e.sys_errno, EMFILE);
+}
+
+/* Reading a descriptor that cannot be read (the write end of a pipe) is IO with
+ * the system's errno; so is syncing a descriptor that is not open. */
+static void test_HR_STREAM_11_os_errors_are_io(void **state) {
+    (void)state;
+    int pf[2];
+    assert_int_equal(pipe(pf), 0);
+    uint8_t b[4];
+    size_t got = 99;
+    struct hurray_error e;
+    assert_int_equal(hri_os_read(pf[1], b, sizeof b, &got, NULL, "transport", &e), HURRAY_E_IO);
+    assert_hurray_error(&e, HURRAY_E_IO, "transport");
+    assert_int_equal(e.sys_errno, EBADF);
+    close(pf[0]);
+    close(pf[1]);
+    int closed = lowest_free_fd();
+    assert_int_equal(hri_os_sync(closed, "gone", &e), HURRAY_E_IO);
+    assert_int_equal(e.sys_errno, EBADF);
+    assert_non_null(strstr(e.message, "gone"));
+    int sp[2]; /* a pipe cannot sync: not an error */
+    assert_int_equal(pipe(sp), 0);
+    assert_int_equal(hri_os_sync(sp[1], NULL, &e), HURRAY_OK);
+    close(sp[0]);
+    close(sp[1]);
+}
+
+/* Interrupted calls without a timeout (os.h): a read or write blocked in the
+ * call itself, or in the wait for readiness after EAGAIN on a non-blocking
+ * descriptor, is resumed when the EINTR hook says so and ends with EINTR when it
+ * says stop. SIGALRM every 2 ms interrupts; the hook makes the progress the call
+ * waits for (a byte to read, room to write), so nothing depends on timing. */
+struct hook_ctx {
+    int fd;        /* what the hook acts on */
+    int resume;    /* calls that resume before the hook says stop (-1: always resume) */
+    int act;       /* 1: write a byte into fd; 2: drain fd */
+    int calls;
+};
+
+static int pipe_hook(void *ctx) {
+    struct hook_ctx *h = ctx;
+    h->calls++;
+    if (h->act == 1) assert_int_equal(write(h->fd, "z", 1), 1);
+    if (h->act == 2) {
+        static uint8_t sink[1 << 16];
+        while (read(h->fd, sink, sizeof sink) > 0) {
+        }
+    }
+    h->act = 0; /* once */
+    return h->resume >= 0 && h->calls > h->resume;
+}
+
+static void alarm_every_2ms(struct sigaction *old) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: blocked calls fail with EINTR */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, old), 0);
+    struct itimerval it = {{0, 2000}, {0, 2000}};
+    assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
+static void alarm_off(const struct sigaction *old) {
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, old, NULL);
+}
+
+static void set_nonblocking(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    assert_true(fl >= 0);
+    assert_int_equal(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
+}
+
+/* Fills a non-blocking pipe to the brim. */
+static void fill_pipe(int wr) {
+    static uint8_t chunk[4096];
+    while (write(wr, chunk, sizeof chunk) > 0) {
+    }
+    while (write(wr, chunk, 1) > 0) {
+    }
+}
+
+static void test_HR_STREAM_11_read_resumes_after_eintr_and_eagain(void **state) {
+    (void)state;
+    struct sigaction old;
+    int pf[2];
+    uint8_t b[4];
+    size_t got = 0;
+    struct hurray_error e;
+    assert_int_equal(pipe(pf), 0);
+    alarm_every_2ms(&old);
+    /* blocked in read(): the hook supplies a byte and resumes; the read returns it */
+    struct hook_ctx h = {pf[1], -1, 1, 0};
+    struct hri_os_wait w = {.timeout_ms = -1, .on_eintr = pipe_hook, .ctx = &h};
+    int st1 = hri_os_read(pf[0], b, sizeof b, &got, &w, "transport", &e);
+    size_t got1 = got;
+    /* blocked in read(): the hook says stop */
+    struct hook_ctx stop = {pf[1], 0, 0, 0};
+    w.ctx = &stop;
+    int st2 = hri_os_read(pf[0], b, sizeof b, &got, &w, "transport", &e);
+    int errno2 = e.sys_errno;
+    /* non-blocking: EAGAIN, then the wait for readiness; interrupted there, the
+     * hook supplies a byte and resumes; the read after the wait returns it */
+    set_nonblocking(pf[0]);
+    struct hook_ctx h3 = {pf[1], -1, 1, 0};
+    w.ctx = &h3;
+    int st3 = hri_os_read(pf[0], b, sizeof b, &got, &w, "transport", &e);
+    size_t got3 = got;
+    alarm_off(&old);
+    assert_int_equal(st1, HURRAY_OK);
+    assert_int_equal(got1, 1);
+    assert_true(h.calls >= 1);
+    assert_int_equal(st2, HURRAY_E_IO);
+    assert_int_equal(errno2, EINTR);
+    assert_int_equal(stop.calls, 1);
+    assert_int_equal(st3, HURRAY_OK);
+    assert_int_equal(got3, 1);
+    assert_true(h3.calls >= 1);
+    close(pf[0]);
+    close(pf[1]);
+}
+
+static void test_HR_STREAM_11_write_resumes_after_eintr_and_eagain(void **state) {
+    (void)state;
+    struct sigaction old;
+    int pf[2];
+    struct hurray_error e;
+    assert_int_equal(pipe(pf), 0);
+    set_nonblocking(pf[0]);
+    set_nonblocking(pf[1]);
+    fill_pipe(pf[1]);
+    alarm_every_2ms(&old);
+    /* non-blocking and full: EAGAIN, the wait for room is interrupted, the hook
+     * drains the pipe and resumes; the write then completes */
+    struct hook_ctx h = {pf[0], -1, 2, 0};
+    struct hri_os_wait w = {.timeout_ms = -1, .on_eintr = pipe_hook, .ctx = &h};
+    int st1 = hri_os_write_all(pf[1], "abc", 3, &w, "transport", &e);
+    /* blocking and full: blocked in writev(); the hook resumes once, then stops */
+    fill_pipe(pf[1]);
+    int fl = fcntl(pf[1], F_GETFL);
+    assert_int_equal(fcntl(pf[1], F_SETFL, fl & ~O_NONBLOCK), 0);
+    struct hook_ctx stop = {pf[0], 1, 0, 0};
+    w.ctx = &stop;
+    int st2 = hri_os_write_all(pf[1], "abc", 3, &w, "transport", &e);
+    int errno2 = e.sys_errno;
+    alarm_off(&old);
+    assert_int_equal(st1, HURRAY_OK);
+    assert_true(h.calls >= 1);
+    assert_int_equal(st2, HURRAY_E_IO);
+    assert_int_equal(errno2, EINTR);
+    assert_int_equal(stop.calls, 2);
+    close(pf[0]);
+    close(pf[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_refuses_special_files),
@@ -418,6 +618,11 @@ int main(void) {
         cmocka_unit_test(test_reserve_commit_release),
         cmocka_unit_test(test_writev_all),
         cmocka_unit_test(test_temp_keeps_mode_and_follows_links),
+        cmocka_unit_test(test_commit_failure_is_nomem),
+        cmocka_unit_test(test_waker_without_descriptors),
+        cmocka_unit_test(test_HR_STREAM_11_os_errors_are_io),
+        cmocka_unit_test(test_HR_STREAM_11_read_resumes_after_eintr_and_eagain),
+        cmocka_unit_test(test_HR_STREAM_11_write_resumes_after_eintr_and_eagain),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1012,6 +1012,22 @@ static void test_HR_QUANT_equality(void **state) {
     assert_false(hurray_quant_equal(&x, &y));
     assert_true(hurray_quant_equal(NULL, NULL));
     assert_false(hurray_quant_equal(&x, NULL));
+    /* a scheme this library does not know (a caller's own struct): every field
+     * of every scheme counts */
+    struct hurray_quant u = nf4(1), t = nf4(1);
+    u.scheme = t.scheme = 0x7E;
+    assert_true(hurray_quant_equal(&u, &t));
+    t.nested_block_size = 5; /* an NF4 field */
+    assert_false(hurray_quant_equal(&u, &t));
+    t = u;
+    t.zero_point_dtype = 9; /* an affine field */
+    assert_false(hurray_quant_equal(&u, &t));
+    t = u;
+    t.tensor_scale = 3.0f; /* an NVFP4 field */
+    assert_false(hurray_quant_equal(&u, &t));
+    t = u;
+    t.zero_point = 1; /* a per-tensor field */
+    assert_false(hurray_quant_equal(&u, &t));
 }
 
 int main(void) {
