@@ -37,9 +37,14 @@ def test_REQ_SAVE_VALUES_requires_grad_and_type_error_names_full_type(tmp_path):
 
 @pytest.mark.parametrize("kind", ["numpy", "torch"])
 def test_REQ_SAVE_COMPACT_non_contiguous_stores_its_elements_only(tmp_path, kind):
-    # an 8-column slice of a 4096 x 4096 float32 matrix: 128 KiB of elements, 64 MiB of base
-    base = np.arange(4096 * 4096, dtype=np.float32).reshape(4096, 4096)
+    # an 8-column slice of a 4096 x 4096 float32 matrix: 128 KiB of elements, 64 MiB of base;
+    # the base 64-byte aligned, so that a zero-copy ingest would share (and span) all of it
+    with hurray.aligned_allocator():
+        base = np.arange(4096 * 4096, dtype=np.float32).reshape(4096, 4096)
+    assert base.ctypes.data % 64 == 0
     view = base[:, :8] if kind == "numpy" else torch.from_numpy(base)[:, :8]
+    if kind == "numpy":  # from_numpy itself shares the strided view (its span is the base)
+        assert isinstance(hurray.from_numpy(view).layout, hurray.StridedLayout)
     p = tmp_path / "s.hr"
     hurray.save(p, {"s": view})
     assert os.path.getsize(p) <= 4096 * 8 * 4 + 2 * 4096

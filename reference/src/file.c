@@ -1574,13 +1574,14 @@ static int check_item_buffers(const struct hurray_item *it, size_t i, struct hur
                entry_field(f, i, "buffers"), "%s: %u buffers declared, none given", f,
                (unsigned)d->buffer_count);
     for (unsigned b = 0; b < d->buffer_count; b++) {
-        hri_fieldf(f, "index[%zu].buffers[%u]", i, b);
-        HR_FAIL_IF(it->buffers[b].size != d->buffers[b].size, err, HURRAY_E_ARGUMENT, f,
+        /* the field is formatted on failure only: this runs for every buffer saved */
+        HR_FAIL_IF(it->buffers[b].size != d->buffers[b].size, err, HURRAY_E_ARGUMENT,
+                   hri_fieldf(f, "index[%zu].buffers[%u]", i, b),
                    "%s: %llu bytes given, the buffer table says %llu (HR-FILE-7)", f,
                    (unsigned long long)it->buffers[b].size,
                    (unsigned long long)d->buffers[b].size);
-        HR_FAIL_IF(it->buffers[b].size && !it->buffers[b].data, err, HURRAY_E_ARGUMENT, f,
-                   "%s: NULL data", f);
+        HR_FAIL_IF(it->buffers[b].size && !it->buffers[b].data, err, HURRAY_E_ARGUMENT,
+                   hri_fieldf(f, "index[%zu].buffers[%u]", i, b), "%s: NULL data", f);
     }
     return HURRAY_OK;
 }

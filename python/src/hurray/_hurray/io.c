@@ -189,20 +189,16 @@ done:
 }
 
 /* What save stores for one value (a new reference): a hurray.Tensor or Composite as it
- * is; a numpy.ndarray through from_numpy (a non-contiguous array is gathered compactly),
- * a torch.Tensor through save_torch. NumPy and PyTorch are recognised only when already
+ * is; a numpy.ndarray through hurray._numpy._save_view (borrowed when contiguous, whatever
+ * its address: the writer places the bytes itself; else gathered compactly), a
+ * torch.Tensor through save_torch. NumPy and PyTorch are recognised only when already
  * imported (an instance cannot exist otherwise), so save imports neither. */
 static PyObject *save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
     if (hrpy_tensor_c(st, obj, NULL) != NULL || PyObject_TypeCheck(obj, st->Composite_Type))
         return Py_NewRef(obj);
     int is = instance_of(obj, "numpy", "ndarray");
     if (is < 0) return NULL;
-    if (is) {
-        PyObject *f = PyObject_GetAttrString(module, "from_numpy");
-        PyObject *r = f ? PyObject_CallOneArg(f, obj) : NULL;
-        Py_XDECREF(f);
-        return r;
-    }
+    if (is) return hrpy_bridge_save_view(st, obj);
     is = instance_of(obj, "torch", "Tensor");
     if (is < 0) return NULL;
     if (is) return save_torch(module, obj);
@@ -219,7 +215,7 @@ static PyObject *save_value(hrpy_state *st, PyObject *module, PyObject *obj, con
 /* One save's C view of its arguments: entries over item trees built from the values (kept
  * alive in `values`), the KV map, and the reader's limits the contents must fit. */
 struct save_job {
-    PyObject *items;  /* list of (name, value) pairs: holds every name */
+    PyObject *items;  /* a dict copy of the mapping: holds every name and value */
     PyObject *values; /* list: the Tensor / Composite stored for each entry */
     struct hurray_file_entry *entries;
     struct hurray_item **roots;
@@ -238,9 +234,10 @@ static void save_job_release(struct save_job *j) {
     Py_XDECREF(j->values);
 }
 
-/* Builds the job and checks the contents exactly as the writer will (hurray_file_encoded_len:
- * the format, and a reader's limits, HR-FILE-14), raising in the descriptor context; *total
- * receives the file's length. */
+/* Builds the job. With `total`, also checks the contents exactly as the writer will
+ * (hurray_file_encoded_len: the format, and a reader's limits, HR-FILE-14), raising in the
+ * descriptor context, and *total receives the file's length; without, the writer's own
+ * planning (before it touches the path) does the same checks once. */
 static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, PyObject *tensors,
                          PyObject *kv, PyObject *const *limit_vals, struct save_job *j,
                          uint64_t *total) {
@@ -258,9 +255,11 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
         Py_XDECREF(tn);
         return -1;
     }
-    j->items = PyMapping_Items(tensors);
-    if (j->items == NULL) return -1;
-    j->n = PyList_GET_SIZE(j->items);
+    /* one shallow copy (no per-entry tuples): the names and values stay alive, and in
+     * order, while the write runs without the GIL, whatever happens to `tensors` */
+    j->items = PyDict_New();
+    if (j->items == NULL || PyDict_Update(j->items, tensors) < 0) return -1;
+    j->n = PyDict_GET_SIZE(j->items);
     j->values = PyList_New(j->n);
     j->entries = PyMem_Calloc(j->n ? (size_t)j->n : 1, sizeof *j->entries);
     j->roots = PyMem_Calloc(j->n ? (size_t)j->n : 1, sizeof *j->roots);
@@ -269,9 +268,10 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < j->n; i++) {
-        PyObject *pair = PyList_GET_ITEM(j->items, i);
-        PyObject *name = PyTuple_GET_ITEM(pair, 0), *obj = PyTuple_GET_ITEM(pair, 1);
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *name, *obj;
+    size_t flen = strlen(fname);
+    while (i < j->n && PyDict_Next(j->items, &pos, &name, &obj)) {
         if (!PyUnicode_Check(name)) {
             PyObject *tn = hrpy_type_name(name);
             if (tn != NULL)
@@ -288,18 +288,30 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
                            "name: %R contains U+0000", name);
             return -1;
         }
+        /* "<fname>: tensors[<name, at most 60 bytes>]" for messages, without a printf per
+         * entry (this loop runs once per tensor saved) */
         char who[96];
-        PyOS_snprintf(who, sizeof who, "%s: tensors[%.60s]", fname, utf8);
+        size_t nl = (size_t)len < 60 ? (size_t)len : 60, at = 0;
+        memcpy(who, fname, flen);
+        at = flen;
+        memcpy(who + at, ": tensors[", 10);
+        at += 10;
+        memcpy(who + at, utf8, nl);
+        at += nl;
+        who[at++] = ']';
+        who[at] = 0;
         PyObject *value = save_value(st, module, obj, who);
         if (value == NULL) return -1;
         PyList_SET_ITEM(j->values, i, value);
         if (hrpy_item_build(st, value, HRPY_ITEM_FILE, who, &j->roots[i]) < 0) return -1;
         j->entries[i].name = utf8;
         j->entries[i].item = j->roots[i];
+        i++;
     }
     if (kv != NULL && kv != Py_None && hrpy_kv_from_mapping(st, kv, &j->kv) < 0) return -1;
     j->contents = (struct hurray_file_contents){j->entries, (size_t)j->n, j->kv.entries,
                                                 j->kv.count};
+    if (total == NULL) return 0;
     struct hurray_file_write_options opt = {NULL, &j->limits, NULL, NULL};
     int status = hurray_file_encoded_len(&j->contents, &opt, total, &err);
     if (status != HURRAY_OK) {
@@ -374,7 +386,6 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
     struct save_job job;
     struct save_progress prog = {NULL};
     struct hurray_error err;
-    uint64_t total = 0;
     hurray_error_clear(&err);
     memset(&job, 0, sizeof job);
     hrpy_state *st = hrpy_state_from_module(module);
@@ -382,7 +393,7 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
         return NULL;
     path = path_arg(a[0], "save");
     if (path == NULL) goto done;
-    if (save_job_make(st, module, "save", a[1], a[2], a + 4, &job, &total) < 0) goto done;
+    if (save_job_make(st, module, "save", a[1], a[2], a + 4, &job, NULL) < 0) goto done;
     PyObject *shown = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
                                                        PyBytes_GET_SIZE(path));
     int pst = shown == NULL ? -1 : progress_arg(a[3], "save", shown, &prog.callback);
@@ -395,8 +406,12 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
     status = hurray_file_write_path(cpath, &job.contents, &opt, &err);
     Py_END_ALLOW_THREADS
     if (status != HURRAY_OK) {
-        /* an exception from the hook (KeyboardInterrupt, the callback's) is the error */
-        if (!PyErr_Occurred()) raise_file(st, status, &err, path);
+        /* an exception from the hook (KeyboardInterrupt, the callback's) is the error; IO
+         * is the file's; anything else the writer refused in its planning, before it
+         * touched the path: the caller's contents (descriptor context) */
+        if (PyErr_Occurred()) goto done;
+        if (status == HURRAY_E_IO) raise_file(st, status, &err, path);
+        else hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto done;
     }
     result = Py_NewRef(Py_None);

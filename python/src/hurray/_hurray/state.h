@@ -88,7 +88,7 @@ typedef struct {
     PyObject *cpu_device;       /* Device('cpu'): shared, immutable */
     PyObject *str_numpy_module; /* "hurray._numpy" */
     PyObject *str_numpy;        /* "numpy" */
-#define HRPY_BRIDGE_COUNT 7
+#define HRPY_BRIDGE_COUNT 8
     PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
@@ -322,6 +322,9 @@ PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t na
                           PyObject *kwnames);
 /* hurray._numpy's `_asarray(obj, copy)`: an array-like through numpy.asarray, then from_numpy. */
 PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy);
+/* hurray._numpy._save_view(array): the Tensor save stores for an ndarray (borrowed whatever
+ * its address when contiguous and little-endian, else a compact copy; never leaves save). */
+PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array);
 
 /* ---- ingest.c: hurray.asarray ------------------------------------------------------- */
 PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,

@@ -1070,11 +1070,12 @@ enum {
     BRIDGE_FROM_SCIPY,
     BRIDGE_SPARSE_COO,
     BRIDGE_TO_SCIPY,
-    BRIDGE_ASARRAY
+    BRIDGE_ASARRAY,
+    BRIDGE_SAVE_VIEW
 };
 static const char *const bridge_names[HRPY_BRIDGE_COUNT] = {
     "from_numpy", "_tensor_to_array", "_to_ml_dtypes", "from_scipy", "sparse_coo", "_to_scipy",
-    "_asarray"};
+    "_asarray",   "_save_view"};
 
 static PyObject *call_bridge(hrpy_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
@@ -1123,6 +1124,10 @@ PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t na
                           PyObject *kwnames) {
     return call_bridge(hrpy_state_from_module(module), BRIDGE_SPARSE_COO, args, nargs,
                        kwnames);
+}
+
+PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array) {
+    return call_bridge(st, BRIDGE_SAVE_VIEW, &array, 1, NULL);
 }
 
 PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy) {
