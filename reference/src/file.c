@@ -1461,7 +1461,7 @@ struct file_plan {
     size_t n_offsets;
     uint64_t kv_length, index_length, meta_end, data_offset, data_length, total;
     const struct hurray_allocator *a;
-    const struct hurray_limits *lim; /* a reader's limits (HR-FILE-14), or NULL */
+    const struct hurray_limits *lim; /* a reader's limits (HR-FILE-15), or NULL */
 };
 
 static void plan_free(struct file_plan *p) {
@@ -1504,7 +1504,7 @@ static int count_item(struct file_plan *p, const struct hurray_item *it, size_t 
                    "name: generated member name of %zu bytes exceeds 65535 (HR-FILE-3)", len);
         HR_FAIL_IF(p->lim && len > p->lim->max_name_bytes, err, HURRAY_E_LIMIT, "name",
                    "name: generated member name of %zu bytes exceeds max_name_bytes %u "
-                   "(HR-FILE-14)",
+                   "(HR-FILE-15)",
                    len, (unsigned)p->lim->max_name_bytes);
         p->names_len += len + 1;
         HR_TRY(count_item(p, it->members[k], len, depth + 1, err));
@@ -1550,7 +1550,7 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
     }
     HR_FAIL_IF(p->lim && p->count > p->lim->max_file_tensors, err, HURRAY_E_LIMIT, "index",
                "index: %zu entries (composite members included) exceed max_file_tensors %llu "
-               "(HR-FILE-14)",
+               "(HR-FILE-15)",
                p->count, (unsigned long long)p->lim->max_file_tensors);
     size_t entries = p->count, offsets = p->n_offsets;
     p->count = p->n_offsets = 0; /* sizes of what is allocated, set below */
@@ -1587,7 +1587,7 @@ static int check_item_buffers(const struct hurray_item *it, size_t i, struct hur
 }
 
 /* A refusal about entry i names it: field "index[i]/<field>", message prefixed with the
- * entry's name (HR-FILE-14: the caller knows its tensors by name, not by index). */
+ * entry's name (HR-FILE-15: the caller knows its tensors by name, not by index). */
 static int name_entry(int st, const struct plan_entry *e, size_t i, struct hurray_error *err) {
     char pf[HURRAY_ERROR_FIELD_MAX];
     if (st == HURRAY_OK || !err) return st;
@@ -1605,7 +1605,7 @@ static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_
     const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
     HR_TRY(name_entry(hurray_descriptor_encoded_len(d, &e->desc_len, err), e, i, err));
-    /* the reader's limits (HR-FILE-14), through the one descriptor validator */
+    /* the reader's limits (HR-FILE-15), through the one descriptor validator */
     if (lim) HR_TRY(name_entry(hurray_descriptor_validate(d, lim, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
                                   composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR,
@@ -1684,22 +1684,22 @@ static int plan_layout(struct file_plan *p, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
-/* The KV map under a reader's limits (HR-FILE-14): entries, keys, the section's length. */
+/* The KV map under a reader's limits (HR-FILE-15): entries, keys, the section's length. */
 static int check_kv_limits(const struct file_plan *p, const struct hurray_file_contents *c,
                            struct hurray_error *err) {
     const struct hurray_limits *lim = p->lim;
     if (!lim) return HURRAY_OK;
     HR_FAIL_IF(c->kv_count > lim->max_kv_entries, err, HURRAY_E_LIMIT, "kv",
-               "kv: %zu entries exceed max_kv_entries %llu (HR-FILE-14)", c->kv_count,
+               "kv: %zu entries exceed max_kv_entries %llu (HR-FILE-15)", c->kv_count,
                (unsigned long long)lim->max_kv_entries);
     for (size_t i = 0; i < c->kv_count; i++)
         HR_FAIL_IF(c->kv[i].key_len > lim->max_name_bytes, err, HURRAY_E_LIMIT, "kv",
-                   "kv: key \"%.*s...\" of %lu bytes exceeds max_name_bytes %u (HR-FILE-14)",
+                   "kv: key \"%.*s...\" of %lu bytes exceeds max_name_bytes %u (HR-FILE-15)",
                    (int)(c->kv[i].key_len > 64 ? 64 : c->kv[i].key_len), c->kv[i].key,
                    (unsigned long)c->kv[i].key_len,
                    (unsigned)lim->max_name_bytes);
     HR_FAIL_IF(p->kv_length > lim->max_kv_bytes, err, HURRAY_E_LIMIT, "kv",
-               "kv: the section is %llu bytes, more than max_kv_bytes %llu (HR-FILE-14)",
+               "kv: the section is %llu bytes, more than max_kv_bytes %llu (HR-FILE-15)",
                (unsigned long long)p->kv_length, (unsigned long long)lim->max_kv_bytes);
     return HURRAY_OK;
 }
@@ -1961,7 +1961,7 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
     hri_os_fd fd = HRI_OS_NO_FD;
     HR_FAIL_IF(!path, err, HURRAY_E_ARGUMENT, "path", "file_write_path: NULL path");
     HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err)); /* before touching the path */
-    hri_os_temp_sweep(path); /* HR-FILE-15: leftovers of dead writers of this target */
+    hri_os_temp_sweep(path); /* HR-FILE-16: leftovers of dead writers of this target */
     int st = hri_os_temp_create(path, tmp, sizeof tmp, &fd, err);
     if (st != HURRAY_OK) {
         plan_free(&p);

@@ -458,7 +458,7 @@ static const char *resolve_target(const char *target, char *buf, size_t cap) {
     return n > 0 && (size_t)n < cap ? buf : target;
 }
 
-/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-15). */
+/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-16). */
 static uint32_t host_hash(void) {
     char name[256];
     uint32_t h = 2166136261u;

@@ -628,7 +628,7 @@ static const char *resolve_target(const char *target, char *buf, size_t cap) {
     return m > 0 ? buf : target;
 }
 
-/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-15). */
+/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-16). */
 static uint32_t host_hash(void) {
     char name[MAX_COMPUTERNAME_LENGTH + 1];
     DWORD n = (DWORD)sizeof name;

@@ -2146,9 +2146,9 @@ static void test_HR_FILE_7_few_writes_and_mode_kept(void **state) {
 
 /* ==== writing for a reader's limits; temporary files ===================================== */
 
-/* HR-FILE-14: given a reader's limits, the writer refuses (LIMIT, naming the entry) what that
+/* HR-FILE-15: given a reader's limits, the writer refuses (LIMIT, naming the entry) what that
  * reader would refuse, before anything is written; with the defaults the file reads back. */
-static void test_HR_FILE_14_writer_refuses_what_a_reader_would(void **state) {
+static void test_HR_FILE_15_writer_refuses_what_a_reader_would(void **state) {
     (void)state;
     struct std_file s;
     std_make(&s);
@@ -2226,9 +2226,9 @@ static int count_temps(void) {
     return n;
 }
 
-/* HR-FILE-15: the temporary name, the progress hook, cancelling, and removing the leftovers of
+/* HR-FILE-16: the temporary name, the progress hook, cancelling, and removing the leftovers of
  * dead writers of the same target (never a live process's). */
-static void test_HR_FILE_15_temporary_files_progress_and_cancel(void **state) {
+static void test_HR_FILE_16_temporary_files_progress_and_cancel(void **state) {
     (void)state;
     struct std_file s;
     std_make(&s);
@@ -2330,8 +2330,8 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_11_mapped_items_are_copy_on_write),
         cmocka_unit_test(test_HR_FILE_13_reader_memory),
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),
-        cmocka_unit_test(test_HR_FILE_14_writer_refuses_what_a_reader_would),
-        cmocka_unit_test(test_HR_FILE_15_temporary_files_progress_and_cancel),
+        cmocka_unit_test(test_HR_FILE_15_writer_refuses_what_a_reader_would),
+        cmocka_unit_test(test_HR_FILE_16_temporary_files_progress_and_cancel),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

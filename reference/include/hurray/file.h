@@ -66,7 +66,7 @@ struct hurray_file_contents {
 
 struct hurray_file_write_options {
     const struct hurray_allocator *allocator; /* temporary plan memory; NULL: default */
-    /* The limits a reader will apply (file-container.md HR-FILE-14): contents that a
+    /* The limits a reader will apply (file-container.md HR-FILE-15): contents that a
      * reader with these limits would refuse are refused before anything is written, with
      * LIMIT naming the entry. NULL: the format's maxima only (a file a default reader
      * may refuse can be written). */
@@ -102,7 +102,7 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_write_fd(int fd,
                                                      const struct hurray_file_write_options *opt,
                                                      struct hurray_error *err);
 /* Writes the file to a new file beside `path` ("<path>.hurray-tmp-<host>-<pid>-…",
- * file-container.md HR-FILE-15; temporary files of the same target left by a dead
+ * file-container.md HR-FILE-16; temporary files of the same target left by a dead
  * process of this host are removed first),
  * created exclusively, with the mode of the file it replaces, else 0666 less
  * the umask), flushes it to stable storage and renames it over `path` (over

@@ -235,7 +235,7 @@ static void save_job_release(struct save_job *j) {
 }
 
 /* Builds the job. With `total`, also checks the contents exactly as the writer will
- * (hurray_file_encoded_len: the format, and a reader's limits, HR-FILE-14), raising in the
+ * (hurray_file_encoded_len: the format, and a reader's limits, HR-FILE-15), raising in the
  * descriptor context, and *total receives the file's length; without, the writer's own
  * planning (before it touches the path) does the same checks once. */
 static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, PyObject *tensors,
