@@ -193,3 +193,27 @@ def same(a, b) -> bool:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return same_tensor(a, b)
     return isinstance(a, Composite) and isinstance(b, Composite) and a == b
+
+
+_DESCRIPTOR_FIELDS = ("version", "dtype", "shape", "layout", "quantization", "statistics", "shard",
+                      "device", "byte_offset", "role", "unknown_sections", "buffer_count")
+
+
+def same_saved(a, b) -> bool:
+    """`same` for a tensor and its saved-and-loaded copy: equal descriptors except the declared
+    buffer alignment (exempt from the round-trip obligation: a file declares the alignment it
+    places a buffer at, not one measured from where the source lived; file-container.md
+    § Declared alignment of saved buffers), and equal bytes."""
+    if isinstance(a, Composite) and isinstance(b, Composite):
+        return (a.layout == b.layout and a.shape == b.shape and a.dtype == b.dtype
+                and a.member_roles == b.member_roles and len(a.members) == len(b.members)
+                and all(same_saved(x, y) for x, y in zip(a.members, b.members)))
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return False
+    da, db = a.descriptor, b.descriptor
+    if any(getattr(da, f) != getattr(db, f) for f in _DESCRIPTOR_FIELDS):
+        return False
+    if [(h.size, h.sync_mode) for h in da.buffer_handles] != [
+            (h.size, h.sync_mode) for h in db.buffer_handles]:
+        return False
+    return all(bytes(a.buffer(i)) == bytes(b.buffer(i)) for i in range(a.buffer_count))

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 import hurray
-from catalog import every_composite, f32, group, nested, overlay, partition, rand, row, same
+from catalog import every_composite, f32, group, nested, overlay, partition, rand, row, same, same_saved
 from hurray import Composite, CompositeLayout, InvalidDescriptorError, Shard, Tensor
 
 F = hurray.float32
@@ -317,8 +317,8 @@ def test_REQ_COMPOSITE_FILE_under_head_name_members_by_name(tmp_path):
     got = hurray.load(path, "n.0", "n.0.1", "n.0.1.1", "n.2")
     assert got["n.0"] == n.members[0]
     assert got["n.0.1"] == n.members[0].members[1]
-    assert same(got["n.0.1.1"], n.members[0].members[1].members[1])
-    assert same(got["n.2"], n.members[2])
+    assert same_saved(got["n.0.1.1"], n.members[0].members[1].members[1])
+    assert same_saved(got["n.2"], n.members[2])
     with pytest.raises(KeyError):
         hurray.load(path, "n.3")
 

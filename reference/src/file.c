@@ -1595,6 +1595,7 @@ struct file_plan {
     size_t n_offsets;
     uint64_t kv_length, index_length, meta_end, data_offset, data_length, total;
     const struct hurray_allocator *a;
+    const struct hurray_limits *lim; /* a reader's limits (HR-FILE-15), or NULL */
 };
 
 static void plan_free(struct file_plan *p) {
@@ -1635,6 +1636,10 @@ static int count_item(struct file_plan *p, const struct hurray_item *it, size_t 
         size_t len = name_len + 1 + decimal_len(k);
         HR_FAIL_IF(len > HURRAY_MAX_NAME_BYTES_FORMAT, err, HURRAY_E_LIMIT, "name",
                    "name: generated member name of %zu bytes exceeds 65535 (HR-FILE-3)", len);
+        HR_FAIL_IF(p->lim && len > p->lim->max_name_bytes, err, HURRAY_E_LIMIT, "name",
+                   "name: generated member name of %zu bytes exceeds max_name_bytes %u "
+                   "(HR-FILE-15)",
+                   len, (unsigned)p->lim->max_name_bytes);
         p->names_len += len + 1;
         HR_TRY(count_item(p, it->members[k], len, depth + 1, err));
     }
@@ -1672,10 +1677,15 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
         const char *name = c->entries[i].name;
         HR_FAIL_IF(!name, err, HURRAY_E_ARGUMENT, "name", "entries[%zu]: NULL name", i);
         size_t n = strlen(name);
-        HR_TRY(hri_name_check((const uint8_t *)name, n, HURRAY_MAX_NAME_BYTES_FORMAT,
+        HR_TRY(hri_name_check((const uint8_t *)name, n,
+                              p->lim ? p->lim->max_name_bytes : HURRAY_MAX_NAME_BYTES_FORMAT,
                               hri_fieldf(f, "entries[%zu].name", i), UINT64_MAX, err));
         HR_TRY(count_item(p, c->entries[i].item, n, 0, err));
     }
+    HR_FAIL_IF(p->lim && p->count > p->lim->max_file_tensors, err, HURRAY_E_LIMIT, "index",
+               "index: %zu entries (composite members included) exceed max_file_tensors %llu "
+               "(HR-FILE-15)",
+               p->count, (unsigned long long)p->lim->max_file_tensors);
     size_t entries = p->count, offsets = p->n_offsets;
     p->count = p->n_offsets = 0; /* sizes of what is allocated, set below */
     HR_TRY(alloc_array(p->a, entries, sizeof *p->entries, (void **)&p->entries, err));
@@ -1698,23 +1708,39 @@ static int check_item_buffers(const struct hurray_item *it, size_t i, struct hur
                entry_field(f, i, "buffers"), "%s: %u buffers declared, none given", f,
                (unsigned)d->buffer_count);
     for (unsigned b = 0; b < d->buffer_count; b++) {
-        hri_fieldf(f, "index[%zu].buffers[%u]", i, b);
-        HR_FAIL_IF(it->buffers[b].size != d->buffers[b].size, err, HURRAY_E_ARGUMENT, f,
+        /* the field is formatted on failure only: this runs for every buffer saved */
+        HR_FAIL_IF(it->buffers[b].size != d->buffers[b].size, err, HURRAY_E_ARGUMENT,
+                   hri_fieldf(f, "index[%zu].buffers[%u]", i, b),
                    "%s: %llu bytes given, the buffer table says %llu (HR-FILE-7)", f,
                    (unsigned long long)it->buffers[b].size,
                    (unsigned long long)d->buffers[b].size);
-        HR_FAIL_IF(it->buffers[b].size && !it->buffers[b].data, err, HURRAY_E_ARGUMENT, f,
-                   "%s: NULL data", f);
+        HR_FAIL_IF(it->buffers[b].size && !it->buffers[b].data, err, HURRAY_E_ARGUMENT,
+                   hri_fieldf(f, "index[%zu].buffers[%u]", i, b), "%s: NULL data", f);
     }
     return HURRAY_OK;
 }
 
-static int check_plan_entry(struct plan_entry *e, size_t i, struct hurray_error *err) {
-    const struct hurray_descriptor *d = e->item->descriptor;
+/* A refusal about entry i names it: field "index[i]/<field>", message prefixed with the
+ * entry's name (HR-FILE-15: the caller knows its tensors by name, not by index). */
+static int name_entry(int st, const struct plan_entry *e, size_t i, struct hurray_error *err) {
     char pf[HURRAY_ERROR_FIELD_MAX];
+    if (st == HURRAY_OK || !err) return st;
+    in_region(st, hri_fieldf(pf, "index[%zu]", i), 0, err);
+    char m[HURRAY_ERROR_MESSAGE_MAX];
+    int len = (int)(e->name_len > 64 ? 64 : e->name_len);
+    if (snprintf(m, sizeof m, "entry \"%.*s\"%s: %s", len, e->name,
+                 e->name_len > 64 ? "..." : "", err->message) >= 0) /* truncated: still a message */
+        memcpy(err->message, m, sizeof m);
+    return st;
+}
+
+static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_limits *lim,
+                            struct hurray_error *err) {
+    const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
-    HR_TRY(in_region(hurray_descriptor_encoded_len(d, &e->desc_len, err),
-                     hri_fieldf(pf, "index[%zu]", i), 0, err));
+    HR_TRY(name_entry(hurray_descriptor_encoded_len(d, &e->desc_len, err), e, i, err));
+    /* the reader's limits (HR-FILE-15), through the one descriptor validator */
+    if (lim) HR_TRY(name_entry(hurray_descriptor_validate(d, lim, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
                                   composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR,
                                   err));
@@ -1728,10 +1754,10 @@ static int check_plan_trees(const struct file_plan *p, struct hurray_error *err)
     struct hurray_limits fmt;
     hri_limits_format_max(&fmt);
     for (size_t i = 0; i < p->count; i++) {
-        char pf[HURRAY_ERROR_FIELD_MAX];
         if (!p->entries[i].top) continue;
-        HR_TRY(in_region(hurray_composite_validate(p->entries[i].item, &fmt, err),
-                         hri_fieldf(pf, "index[%zu]", i), 0, err));
+        HR_TRY(name_entry(hurray_composite_validate(p->entries[i].item, p->lim ? p->lim : &fmt,
+                                                    err),
+                          &p->entries[i], i, err));
     }
     return HURRAY_OK;
 }
@@ -1792,26 +1818,53 @@ static int plan_layout(struct file_plan *p, struct hurray_error *err) {
     return HURRAY_OK;
 }
 
+/* The KV map under a reader's limits (HR-FILE-15): entries, keys, the section's length. */
+static int check_kv_limits(const struct file_plan *p, const struct hurray_file_contents *c,
+                           struct hurray_error *err) {
+    const struct hurray_limits *lim = p->lim;
+    if (!lim) return HURRAY_OK;
+    HR_FAIL_IF(c->kv_count > lim->max_kv_entries, err, HURRAY_E_LIMIT, "kv",
+               "kv: %zu entries exceed max_kv_entries %llu (HR-FILE-15)", c->kv_count,
+               (unsigned long long)lim->max_kv_entries);
+    for (size_t i = 0; i < c->kv_count; i++)
+        HR_FAIL_IF(c->kv[i].key_len > lim->max_name_bytes, err, HURRAY_E_LIMIT, "kv",
+                   "kv: key \"%.*s...\" of %lu bytes exceeds max_name_bytes %u (HR-FILE-15)",
+                   (int)(c->kv[i].key_len > 64 ? 64 : c->kv[i].key_len), c->kv[i].key,
+                   (unsigned long)c->kv[i].key_len,
+                   (unsigned)lim->max_name_bytes);
+    HR_FAIL_IF(p->kv_length > lim->max_kv_bytes, err, HURRAY_E_LIMIT, "kv",
+               "kv: the section is %llu bytes, more than max_kv_bytes %llu (HR-FILE-15)",
+               (unsigned long long)p->kv_length, (unsigned long long)lim->max_kv_bytes);
+    return HURRAY_OK;
+}
+
 static int plan_make(const struct hurray_file_contents *c, const struct hurray_allocator *a,
-                     struct file_plan *p, struct hurray_error *err) {
+                     const struct hurray_limits *lim, struct file_plan *p,
+                     struct hurray_error *err) {
+    struct hurray_limits eff;
     memset(p, 0, sizeof *p);
     p->a = a;
+    if (lim) {
+        eff = *lim;
+        hurray_limits_clamp(&eff);
+        p->lim = &eff;
+    }
     HR_FAIL_IF(!c, err, HURRAY_E_ARGUMENT, "contents", "file: NULL contents");
     int st = plan_entries(p, c, err);
     for (size_t i = 0; st == HURRAY_OK && i < p->count; i++)
-        st = check_plan_entry(&p->entries[i], i, err);
+        st = check_plan_entry(&p->entries[i], i, p->lim, err);
     if (st == HURRAY_OK) st = check_plan_trees(p, err);
     if (st == HURRAY_OK) st = plan_check_duplicates(p, err);
     if (st == HURRAY_OK && c->kv_count)
         st = in_region(hurray_kv_encoded_len(c->kv, c->kv_count, a, &p->kv_length, err), "kv", 0,
                        err);
+    if (st == HURRAY_OK) st = check_kv_limits(p, c, err);
     if (st == HURRAY_OK) st = plan_layout(p, err);
+    p->lim = NULL; /* `eff` ends here; only planning reads the limits */
     if (st != HURRAY_OK) plan_free(p);
     return st;
 }
 
-
-/* ---- emitting ---------------------------------------------------------------------- */
 
 /* ---- emitting ---------------------------------------------------------------------- */
 
@@ -1906,10 +1959,55 @@ static void plan_ranges(const struct file_plan *p, const uint8_t *meta, struct r
     put_range(r, zero_page, p->data_length - pos);
 }
 
+/* The caller's progress hook (NULL-tolerant): a non-zero return cancels the write. */
+static int report(const struct hurray_file_write_options *o, uint64_t done, uint64_t total,
+                  struct hurray_error *err) {
+    if (!o || !o->progress || o->progress(o->progress_ctx, done, total) == 0) return HURRAY_OK;
+    return hri_os_cancelled(err, "file", "write cancelled by the caller");
+}
+
+/* Writes the ranges to fd: all at once without a progress hook, else in chunks of at most
+ * HURRAY_FILE_PROGRESS_CHUNK bytes with the hook called between them (a range longer than
+ * a chunk is split). */
+static int write_ranges(hri_os_fd fd, const struct ranges *r,
+                        const struct hurray_file_write_options *o, struct hurray_error *err) {
+    if (!o || !o->progress) return hri_os_writev_all(fd, r->v, r->n, NULL, "file", err);
+    uint64_t done = 0;
+    size_t i = 0, skip = 0; /* r->v[i] is next, its first `skip` bytes written */
+    HR_TRY(report(o, 0, r->total, err));
+    while (i < r->n) {
+        struct hri_os_iovec v[256];
+        size_t k = 0, j = i, off = skip;
+        uint64_t chunk = 0;
+        while (j < r->n && k < 256 && chunk < HURRAY_FILE_PROGRESS_CHUNK) {
+            size_t len = r->v[j].len - off;
+            if (len > HURRAY_FILE_PROGRESS_CHUNK - chunk)
+                len = (size_t)(HURRAY_FILE_PROGRESS_CHUNK - chunk);
+            v[k].base = (const uint8_t *)r->v[j].base + off;
+            v[k].len = len;
+            k++;
+            chunk += len;
+            if (off + len == r->v[j].len) {
+                j++;
+                off = 0;
+            } else {
+                off += len;
+            }
+        }
+        HR_TRY(hri_os_writev_all(fd, v, k, NULL, "file", err));
+        i = j;
+        skip = off;
+        done += chunk;
+        HR_TRY(report(o, done, r->total, err));
+    }
+    return HURRAY_OK;
+}
+
 /* Emits the planned file: copied into dst (cap >= p->total), or written to fd
  * with vectored writes. */
 static int emit(const struct file_plan *p, const struct hurray_file_contents *c, uint8_t *dst,
-                hri_os_fd fd, struct hurray_error *err) {
+                hri_os_fd fd, const struct hurray_file_write_options *o,
+                struct hurray_error *err) {
     struct ranges r = {NULL, 0, 0, 0};
     uint8_t *meta = NULL;
     HR_FAIL_IF(p->n_offsets > (SIZE_MAX / sizeof *r.v - 3) / 2 || p->total > SIZE_MAX, err,
@@ -1934,7 +2032,7 @@ static int emit(const struct file_plan *p, const struct hurray_file_contents *c,
             at += r.v[k].len;
         }
     } else if (st == HURRAY_OK) {
-        st = hri_os_writev_all(fd, r.v, r.n, NULL, "file", err);
+        st = write_ranges(fd, &r, o, err);
     }
     hri_free(p->a, meta, meta ? (size_t)p->meta_end : 0);
     hri_free(p->a, r.v, r.v ? r.cap * sizeof *r.v : 0);
@@ -1945,12 +2043,16 @@ static const struct hurray_allocator *write_allocator(const struct hurray_file_w
     return o ? o->allocator : NULL;
 }
 
+static const struct hurray_limits *write_limits(const struct hurray_file_write_options *o) {
+    return o ? o->limits : NULL;
+}
+
 int hurray_file_encoded_len(const struct hurray_file_contents *contents,
                             const struct hurray_file_write_options *opt, uint64_t *len,
                             struct hurray_error *err) {
     struct file_plan p;
     HR_FAIL_IF(!len, err, HURRAY_E_ARGUMENT, "len", "file_encoded_len: NULL argument");
-    HR_TRY(plan_make(contents, write_allocator(opt), &p, err));
+    HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err));
     *len = p.total;
     plan_free(&p);
     return HURRAY_OK;
@@ -1961,11 +2063,11 @@ int hurray_file_encode(const struct hurray_file_contents *contents,
                        size_t *written, struct hurray_error *err) {
     struct file_plan p;
     HR_FAIL_IF(!dst || !written, err, HURRAY_E_ARGUMENT, "dst", "file_encode: NULL argument");
-    HR_TRY(plan_make(contents, write_allocator(opt), &p, err));
+    HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err));
     int st = p.total > cap ? hri_fail(err, HURRAY_E_ARGUMENT, "cap",
                                       "cap: %zu bytes, the file needs %llu", cap,
                                       (unsigned long long)p.total)
-                           : emit(&p, contents, dst, HRI_OS_NO_FD, err);
+                           : emit(&p, contents, dst, HRI_OS_NO_FD, NULL, err);
     if (st == HURRAY_OK) *written = (size_t)p.total;
     plan_free(&p);
     return st;
@@ -1975,8 +2077,8 @@ int hurray_file_write_fd(int fd, const struct hurray_file_contents *contents,
                          const struct hurray_file_write_options *opt, struct hurray_error *err) {
     struct file_plan p;
     HR_FAIL_IF(fd < 0, err, HURRAY_E_ARGUMENT, "fd", "file_write_fd: fd %d", fd);
-    HR_TRY(plan_make(contents, write_allocator(opt), &p, err));
-    int st = emit(&p, contents, NULL, (hri_os_fd)fd, err);
+    HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err));
+    int st = emit(&p, contents, NULL, (hri_os_fd)fd, opt, err);
     plan_free(&p);
     return st;
 }
@@ -1992,13 +2094,14 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
     char tmp[4096 + 64];
     hri_os_fd fd = HRI_OS_NO_FD;
     HR_FAIL_IF(!path, err, HURRAY_E_ARGUMENT, "path", "file_write_path: NULL path");
-    HR_TRY(plan_make(contents, write_allocator(opt), &p, err)); /* before touching the path */
+    HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err)); /* before touching the path */
+    hri_os_temp_sweep(path); /* HR-FILE-16: leftovers of dead writers of this target */
     int st = hri_os_temp_create(path, tmp, sizeof tmp, &fd, err);
     if (st != HURRAY_OK) {
         plan_free(&p);
         return st;
     }
-    st = emit(&p, contents, NULL, fd, err);
+    st = emit(&p, contents, NULL, fd, opt, err);
     plan_free(&p);
     if (st == HURRAY_OK) st = hri_os_sync(fd, tmp, err);
     int cst = hri_os_close(&fd, tmp, st == HURRAY_OK ? err : NULL);

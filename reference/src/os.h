@@ -139,11 +139,19 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
 
 /* ---- replacing a file atomically --------------------------------------------------------
  * hri_os_temp_create makes a new file beside `target`, exclusively (nothing is
- * clobbered), named "<target>.hurray-tmp-<pid>-<unique>", with the mode the
+ * clobbered), named "<target>.hurray-tmp-<host>-<pid>-<unique>" (file-container.md
+ * HR-FILE-16: <host> 8 hex digits of FNV-1a of the host name), with the mode the
  * target has if it exists (else 0666 less the umask), writing through a
  * symbolic link to its final target. `tmp` receives the temporary path. */
 int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
                        struct hurray_error *err);
+/* Removes the temporary files of `target` (resolved as above) that a process of this
+ * host which no longer runs left behind (HR-FILE-16). Best effort: errors are ignored,
+ * and a file of another host or of a live process is never touched. */
+void hri_os_temp_sweep(const char *target);
+/* IO with the system's "operation cancelled" number (ECANCELED): a caller's hook
+ * stopped the operation. */
+int hri_os_cancelled(struct hurray_error *err, const char *field, const char *what);
 /* Flushes a written file to stable storage (fsync / FlushFileBuffers). */
 int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err);
 /* Renames `tmp` over `target` atomically (rename / MoveFileEx with

@@ -21,10 +21,12 @@
 #define _DEFAULT_SOURCE 1 /* realpath, MAP_* on older glibc */
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -496,6 +498,53 @@ static const char *resolve_target(const char *target, char *buf, size_t cap) {
     return n > 0 && (size_t)n < cap ? buf : target;
 }
 
+/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-16). */
+static uint32_t host_hash(void) {
+    char name[256];
+    uint32_t h = 2166136261u;
+    if (gethostname(name, sizeof name) != 0) name[0] = 0;
+    name[sizeof name - 1] = 0;
+    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    return h;
+}
+
+int hri_os_cancelled(struct hurray_error *err, const char *field, const char *what) {
+    return hri_os_fail(err, ECANCELED, field, what, NULL);
+}
+
+void hri_os_temp_sweep(const char *target) {
+    char real[4096], dir[4096], prefix[4096 + 32], path[8192];
+    const char *dest = resolve_target(target, real, sizeof real);
+    const char *slash = strrchr(dest, '/');
+    const char *base = slash ? slash + 1 : dest;
+    size_t dlen = slash ? (size_t)(slash - dest) + 1 : 0;
+    if (dlen >= sizeof dir) return;
+    memcpy(dir, dest, dlen);
+    dir[dlen] = 0;
+    int plen = snprintf(prefix, sizeof prefix, "%s.hurray-tmp-%08lx-", base,
+                        (unsigned long)host_hash());
+    if (plen < 0 || (size_t)plen >= sizeof prefix) return;
+    DIR *d = opendir(dlen ? dir : ".");
+    if (!d) return;
+    unsigned long self = hri_os_pid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0) continue;
+        const char *at = e->d_name + plen;
+        char *end = NULL;
+        errno = 0;
+        unsigned long pid = strtoul(at, &end, 10);
+        if (end == at || *end != '-' || errno != 0 || pid == 0 || pid == self ||
+            pid > (unsigned long)INT_MAX)
+            continue;
+        /* a process that exists (or that we may not signal) is left alone */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        int n = snprintf(path, sizeof path, "%s%s", dir, e->d_name);
+        if (n > 0 && (size_t)n < sizeof path) unlink(path);
+    }
+    closedir(d);
+}
+
 int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
                        struct hurray_error *err) {
     char real[4096];
@@ -505,8 +554,9 @@ int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
     int keep_mode = stat(dest, &st) == 0 && S_ISREG(st.st_mode);
     if (keep_mode) mode = st.st_mode & 07777;
     uint64_t u = hri_os_unique();
+    unsigned long host = (unsigned long)host_hash();
     for (unsigned attempt = 0; attempt < 100; attempt++) {
-        int n = snprintf(tmp, cap, "%s.hurray-tmp-%lu-%llx%02x", dest, hri_os_pid(),
+        int n = snprintf(tmp, cap, "%s.hurray-tmp-%08lx-%lu-%llx%02x", dest, host, hri_os_pid(),
                          (unsigned long long)u, attempt);
         HR_FAIL_IF(n < 0 || (size_t)n >= cap, err, HURRAY_E_ARGUMENT, "path",
                    "path: too long (%zu bytes)", strlen(dest));

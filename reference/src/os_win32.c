@@ -643,13 +643,79 @@ static const char *resolve_target(const char *target, char *buf, size_t cap) {
     return m > 0 ? buf : target;
 }
 
+/* FNV-1a of the host name: the <host> of temporary names (file-container.md HR-FILE-16). */
+static uint32_t host_hash(void) {
+    char name[MAX_COMPUTERNAME_LENGTH + 1];
+    DWORD n = (DWORD)sizeof name;
+    uint32_t h = 2166136261u;
+    if (!GetComputerNameA(name, &n)) n = 0;
+    for (DWORD i = 0; i < n && i < sizeof name; i++) h = (h ^ (uint8_t)name[i]) * 16777619u;
+    return h;
+}
+
+int hri_os_cancelled(struct hurray_error *err, const char *field, const char *what) {
+    return hri_os_fail(err, ECANCELED, field, what, NULL);
+}
+
+/* 1 unless the process is known to have ended. */
+static int process_alive(unsigned long pid) {
+    HANDLE p = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+    if (p == NULL) return GetLastError() != ERROR_INVALID_PARAMETER; /* no such process */
+    DWORD code = 0;
+    BOOL ok = GetExitCodeProcess(p, &code);
+    CloseHandle(p);
+    return !ok || code == STILL_ACTIVE;
+}
+
+void hri_os_temp_sweep(const char *target) {
+    char real[4096], pattern[4096 + 48], path[8192];
+    const char *dest = resolve_target(target, real, sizeof real);
+    const char *sep = dest;
+    for (const char *c = dest; *c; c++)
+        if (*c == '/' || *c == '\\' || *c == ':') sep = c + 1;
+    size_t dlen = (size_t)(sep - dest);
+    int n = snprintf(pattern, sizeof pattern, "%s.hurray-tmp-%08lx-*", dest,
+                     (unsigned long)host_hash());
+    if (n < 0 || (size_t)n >= sizeof pattern) return;
+    wchar_t *w = NULL;
+    if (widen(pattern, "path", &w, NULL) != HURRAY_OK) return;
+    WIN32_FIND_DATAW fd;
+    HANDLE h = FindFirstFileW(w, &fd);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE) return;
+    unsigned long self = hri_os_pid();
+    do {
+        char name[1024];
+        if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof name, NULL,
+                                NULL) <= 0)
+            continue;
+        /* "...-<pid>-<unique>": the pid sits between the last two '-' */
+        char *last = strrchr(name, '-');
+        if (!last || last == name) continue;
+        *last = 0;
+        char *dash = strrchr(name, '-');
+        *last = '-';
+        if (!dash) continue;
+        char *end = NULL;
+        unsigned long pid = strtoul(dash + 1, &end, 10);
+        if (end != last || pid == 0 || pid == self || process_alive(pid)) continue;
+        n = snprintf(path, sizeof path, "%.*s%s", (int)dlen, dest, name);
+        wchar_t *wp = NULL;
+        if (n > 0 && (size_t)n < sizeof path && widen(path, "path", &wp, NULL) == HURRAY_OK)
+            DeleteFileW(wp);
+        free(wp);
+    } while (FindNextFileW(h, &fd));
+    FindClose(h);
+}
+
 int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
                        struct hurray_error *err) {
     char real[4096];
     const char *dest = resolve_target(target, real, sizeof real);
     uint64_t u = hri_os_unique();
+    unsigned long host = (unsigned long)host_hash();
     for (unsigned attempt = 0; attempt < 100; attempt++) {
-        int n = snprintf(tmp, cap, "%s.hurray-tmp-%lu-%llx%02x", dest, hri_os_pid(),
+        int n = snprintf(tmp, cap, "%s.hurray-tmp-%08lx-%lu-%llx%02x", dest, host, hri_os_pid(),
                          (unsigned long long)u, attempt);
         HR_FAIL_IF(n < 0 || (size_t)n >= cap, err, HURRAY_E_ARGUMENT, "path",
                    "path: too long (%zu bytes)", strlen(dest));

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hurray/hurray.h"
@@ -1442,7 +1443,7 @@ static int sweep_open(const struct hurray_allocator *a, void *state) {
 static int sweep_write(const struct hurray_allocator *a, void *state) {
     const struct sweep_state *ss = state;
     struct hurray_file_contents c = {ss->s->entries, 3, ss->s->kv, 2};
-    struct hurray_file_write_options opt = {a};
+    struct hurray_file_write_options opt = {a, NULL, NULL, NULL};
     uint64_t len = 0;
     size_t written = 0;
     int st = hurray_file_encoded_len(&c, &opt, &len, NULL);
@@ -2150,6 +2151,161 @@ static void test_HR_FILE_7_few_writes_and_mode_kept(void **state) {
     unlink(path);
 }
 
+/* ==== writing for a reader's limits; temporary files ===================================== */
+
+/* HR-FILE-15: given a reader's limits, the writer refuses (LIMIT, naming the entry) what that
+ * reader would refuse, before anything is written; with the defaults the file reads back. */
+static void test_HR_FILE_15_writer_refuses_what_a_reader_would(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "a.hry");
+    unlink(path);
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_limits lim;
+    struct hurray_file_write_options opt = {NULL, &lim, NULL, NULL};
+    struct hurray_error err;
+    uint64_t len = 0;
+
+    hurray_limits_default(&lim);
+    lim.max_buffer_bytes = 1;
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_E_LIMIT);
+    assert_non_null(strstr(err.message, "entry \"a\""));
+    assert_non_null(strstr(err.message, "max_buffer_bytes"));
+    assert_true(strncmp(err.field, "index[0]/", 9) == 0);
+    assert_int_equal(access(path, F_OK), -1); /* nothing written */
+
+    hurray_limits_default(&lim);
+    lim.max_file_tensors = 2;
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), HURRAY_E_LIMIT);
+    assert_string_equal(err.field, "index");
+
+    hurray_limits_default(&lim);
+    lim.max_name_bytes = 0; /* every name is longer */
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), HURRAY_E_LIMIT);
+
+    hurray_limits_default(&lim);
+    lim.max_kv_bytes = 8;
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), HURRAY_E_LIMIT);
+    assert_string_equal(err.field, "kv");
+    lim.max_kv_bytes = UINT64_MAX;
+    lim.max_kv_entries = 1;
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), HURRAY_E_LIMIT);
+
+    /* the defaults: written, and read back by a reader with the same limits */
+    hurray_limits_default(&lim);
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_OK);
+    struct hurray_file_options ro = {&lim, NULL, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_ALL};
+    struct hurray_file *f = NULL;
+    assert_status(hurray_file_create_path(path, &ro, &f, &err), HURRAY_OK);
+    assert_status(load_everything(f, &err), HURRAY_OK);
+    hurray_file_destroy(f);
+    unlink(path);
+    std_free(&s);
+}
+
+struct progress_log {
+    uint64_t calls, first_done, last_done, total;
+    int cancel_at; /* cancel on this call (1-based); 0: never */
+    char seen_tmp[256];
+};
+
+static int progress_hook(void *ctx, uint64_t done, uint64_t total) {
+    struct progress_log *l = ctx;
+    if (l->calls++ == 0) l->first_done = done;
+    l->last_done = done;
+    l->total = total;
+    DIR *d = opendir(tmp_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".hurray-tmp-")) snprintf(l->seen_tmp, sizeof l->seen_tmp, "%s", e->d_name);
+    if (d) closedir(d);
+    return l->cancel_at > 0 && l->calls == (uint64_t)l->cancel_at;
+}
+
+static int count_temps(void) {
+    int n = 0;
+    DIR *d = opendir(tmp_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) n += strstr(e->d_name, ".hurray-tmp-") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+/* HR-FILE-16: the temporary name, the progress hook, cancelling, and removing the leftovers of
+ * dead writers of the same target (never a live process's). */
+static void test_HR_FILE_16_temporary_files_progress_and_cancel(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "a.hry");
+    unlink(path);
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct progress_log log;
+    struct hurray_file_write_options opt = {NULL, NULL, progress_hook, &log};
+    struct hurray_error err;
+
+    memset(&log, 0, sizeof log);
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_OK);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(log.calls >= 2);
+    assert_true(log.first_done == 0 && log.last_done == log.total);
+    assert_int_equal((uint64_t)st.st_size, log.total);
+    /* "a.hry.hurray-tmp-<8 hex>-<pid>-<hex>" */
+    char host[9];
+    unsigned long pid = 0;
+    assert_int_equal(sscanf(log.seen_tmp, "a.hry.hurray-tmp-%8[0-9a-f]-%lu-", host, &pid), 2);
+    assert_int_equal(strlen(host), 8);
+    assert_int_equal(pid, (unsigned long)getpid());
+    assert_int_equal(count_temps(), 0);
+
+    /* cancelled: IO/ECANCELED, the target as it was, no temporary file */
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    uint8_t before[64];
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0 && read(fd, before, sizeof before) == (ssize_t)sizeof before);
+    close(fd);
+    struct hurray_file_contents c2 = {s.entries, 1, NULL, 0};
+    assert_status(hurray_file_write_path(path, &c2, &opt, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, ECANCELED);
+    assert_int_equal(count_temps(), 0);
+    uint8_t after[64];
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0 && read(fd, after, sizeof after) == (ssize_t)sizeof after);
+    close(fd);
+    assert_memory_equal(before, after, sizeof before);
+
+    /* leftovers: a dead process's of this host and target is removed; a live process's,
+     * another host's and another target's are kept */
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    assert_true(child > 0);
+    waitpid(child, NULL, 0);
+    const char *names[4][2] = {{"a.hry", "dead"}, {"a.hry", "live"}, {"b.hry", "dead"},
+                               {"a.hry", "host"}};
+    char made[4][512];
+    for (int k = 0; k < 4; k++) {
+        unsigned long p = strcmp(names[k][1], "live") == 0 ? (unsigned long)getppid()
+                                                             : (unsigned long)child;
+        snprintf(made[k], sizeof made[k], "%s/%s.hurray-tmp-%s-%lu-1", tmp_dir, names[k][0],
+                 strcmp(names[k][1], "host") == 0 ? "00000000" : host, p);
+        fd = open(made[k], O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    assert_int_equal(access(made[0], F_OK), -1);
+    for (int k = 1; k < 4; k++) {
+        assert_int_equal(access(made[k], F_OK), 0);
+        unlink(made[k]);
+    }
+    unlink(path);
+    std_free(&s);
+}
 
 /* HR-FILE-14: a byte range of one buffer, read with nothing else of the file
  * (memory and path, both modes); ranges outside the buffer, a composite head
@@ -2253,6 +2409,8 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_13_reader_memory),
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),
         cmocka_unit_test(test_HR_FILE_14_read_buffer_range),
+        cmocka_unit_test(test_HR_FILE_15_writer_refuses_what_a_reader_would),
+        cmocka_unit_test(test_HR_FILE_16_temporary_files_progress_and_cancel),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

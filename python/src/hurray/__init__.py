@@ -67,11 +67,25 @@ from ._hurray import (
     full,
     layout_tag_kind,
     load,
+    load_bytes,
     load_kv,
     ones,
     save,
+    save_bytes,
     sparse_coo,
     zeros,
+)
+
+# FileError subclasses by system error: each is also the built-in of its name, so
+# `except FileNotFoundError` and `except hurray.FileError` both catch a missing file. Not
+# in __all__: a star import must not shadow the built-ins.
+from ._hurray import (  # noqa: E402
+    FileExistsError,
+    FileNotFoundError,
+    InterruptedError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
 )
 
 # `import hurray.dtype` / `from hurray.dtype import int4` reach the namespace
@@ -234,6 +248,8 @@ __all__ = [
     "load",
     "load_kv",
     "open",
+    "save_bytes",
+    "load_bytes",
     "StreamReader",
     "StreamWriter",
     # NumPy (imported on first use, never by `import hurray`)

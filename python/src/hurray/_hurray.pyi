@@ -25,6 +25,12 @@ class UnsupportedError(HurrayError): ...
 class BufferError(HurrayError, builtins.BufferError): ...
 class InternalError(HurrayError, RuntimeError): ...
 class FileError(HurrayError, OSError): ...
+class FileNotFoundError(FileError, builtins.FileNotFoundError): ...
+class PermissionError(FileError, builtins.PermissionError): ...
+class IsADirectoryError(FileError, builtins.IsADirectoryError): ...
+class NotADirectoryError(FileError, builtins.NotADirectoryError): ...
+class FileExistsError(FileError, builtins.FileExistsError): ...
+class InterruptedError(FileError, builtins.InterruptedError): ...
 class StreamError(HurrayError, OSError): ...
 class StreamTimeoutError(StreamError, TimeoutError): ...
 
@@ -656,9 +662,48 @@ _Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 def save(
     path: _Path,
-    tensors: Mapping[str, Tensor | Composite],
+    tensors: Mapping[str, Any],
     kv: Mapping[str, _KvValue] | None = None,
+    *,
+    progress: bool | Callable[[int, int], object] | None = None,
+    max_descriptor_bytes: int | None = None,
+    max_buffer_bytes: int | None = None,
+    max_rank: int | None = None,
+    max_composite_depth: int | None = None,
+    max_composite_members: int | None = None,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_file_tensors: int | None = None,
 ) -> None: ...
+def save_bytes(
+    tensors: Mapping[str, Any],
+    kv: Mapping[str, _KvValue] | None = None,
+    *,
+    max_descriptor_bytes: int | None = None,
+    max_buffer_bytes: int | None = None,
+    max_rank: int | None = None,
+    max_composite_depth: int | None = None,
+    max_composite_members: int | None = None,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_file_tensors: int | None = None,
+) -> bytes: ...
+def load_bytes(
+    data: Any,
+    /,
+    *names: str,
+    max_descriptor_bytes: int | None = None,
+    max_buffer_bytes: int | None = None,
+    max_rank: int | None = None,
+    max_composite_depth: int | None = None,
+    max_composite_members: int | None = None,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_file_tensors: int | None = None,
+) -> dict[str, Tensor | Composite]: ...
 def load(
     path: _Path,
     /,

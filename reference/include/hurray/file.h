@@ -66,7 +66,22 @@ struct hurray_file_contents {
 
 struct hurray_file_write_options {
     const struct hurray_allocator *allocator; /* temporary plan memory; NULL: default */
+    /* The limits a reader will apply (file-container.md HR-FILE-15): contents that a
+     * reader with these limits would refuse are refused before anything is written, with
+     * LIMIT naming the entry. NULL: the format's maxima only (a file a default reader
+     * may refuse can be written). */
+    const struct hurray_limits *limits;
+    /* Called by the writers that write to a file or descriptor (not by
+     * hurray_file_encode) with the bytes written so far and the file's total: once
+     * before the first byte (done = 0), after each chunk of at most
+     * HURRAY_FILE_PROGRESS_CHUNK bytes, and before the file is flushed and renamed. A
+     * non-zero return stops the write: IO with sys_errno ECANCELED, and
+     * hurray_file_write_path removes its temporary file and leaves `path` untouched.
+     * NULL: no calls, the whole file in one vectored write sequence. */
+    int (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
+#define HURRAY_FILE_PROGRESS_CHUNK (UINT64_C(16) << 20)
 
 /* Exact byte length of the canonical file for `contents`. Refuses exactly
  * what the writers refuse (file-container.md § Writing). */
@@ -86,7 +101,9 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_write_fd(int fd,
                                                      const struct hurray_file_contents *contents,
                                                      const struct hurray_file_write_options *opt,
                                                      struct hurray_error *err);
-/* Writes the file to a new file beside `path` ("<path>.hurray-tmp-…",
+/* Writes the file to a new file beside `path` ("<path>.hurray-tmp-<host>-<pid>-…",
+ * file-container.md HR-FILE-16; temporary files of the same target left by a dead
+ * process of this host are removed first),
  * created exclusively, with the mode of the file it replaces, else 0666 less
  * the umask), flushes it to stable storage and renames it over `path` (over
  * the final target when `path` is a symbolic link, which keeps the link): no

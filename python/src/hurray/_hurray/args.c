@@ -300,3 +300,21 @@ PyObject *hrpy_tag_kind_string(int kind) {
     default: return PyUnicode_FromString("invalid");
     }
 }
+
+PyObject *hrpy_type_name(PyObject *obj) {
+    PyTypeObject *t = Py_TYPE(obj);
+    PyObject *qual = PyObject_GetAttrString((PyObject *)t, "__qualname__");
+    PyObject *mod = qual ? PyObject_GetAttrString((PyObject *)t, "__module__") : NULL;
+    PyObject *r = NULL;
+    if (qual == NULL || mod == NULL || !PyUnicode_Check(mod) || !PyUnicode_Check(qual)) {
+        PyErr_Clear();
+        r = PyUnicode_FromString(t->tp_name);
+    } else if (PyUnicode_CompareWithASCIIString(mod, "builtins") == 0) {
+        r = Py_NewRef(qual);
+    } else {
+        r = PyUnicode_FromFormat("%U.%U", mod, qual);
+    }
+    Py_XDECREF(qual);
+    Py_XDECREF(mod);
+    return r;
+}

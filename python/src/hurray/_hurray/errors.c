@@ -25,7 +25,14 @@
  *     of both StreamError and the built-in TimeoutError, so that `except TimeoutError` and
  *     `except hurray.StreamError` both catch it. No status of its own: the status says IO,
  *     the record's system error number says which.
- *   - IO with a system error number sets the exception's .errno to it. */
+ *   - IO with a system error number sets the exception's .errno to it.
+ *   - IO in the file context whose record names a system error number that Python maps to
+ *     a built-in OSError subclass (ENOENT FileNotFoundError, EACCES/EPERM PermissionError,
+ *     EISDIR IsADirectoryError, ENOTDIR NotADirectoryError, EEXIST FileExistsError, EINTR
+ *     InterruptedError) raises hurray's class of that name: a subclass of both FileError
+ *     and the built-in, so `except hurray.FileError` and `except FileNotFoundError` both
+ *     catch a missing file. The table below (file_os_errors) is the one place of that
+ *     mapping. */
 #include "state.h"
 
 #include <errno.h>
@@ -78,6 +85,24 @@ static const uint8_t error_table[HURRAY_STATUS_COUNT][HRPY_CTX_COUNT] = {
 #undef MALFORMED
 
 static const char *const context_names[HRPY_CTX_COUNT] = {"descriptor", "file", "stream"};
+
+/* System error number -> hurray.<name>, a FileError and builtins.<name>. Slots of
+ * st->file_os_error, in this order (HRPY_FILE_OS_ERRORS). */
+static const struct {
+    int errnum, slot;
+} file_os_errnos[] = {
+    {ENOENT, 0}, {EACCES, 1}, {EPERM, 1}, {EISDIR, 2}, {ENOTDIR, 3}, {EEXIST, 4}, {EINTR, 5},
+};
+static const char *const file_os_names[HRPY_FILE_OS_ERRORS] = {
+    "hurray.FileNotFoundError", "hurray.PermissionError",  "hurray.IsADirectoryError",
+    "hurray.NotADirectoryError", "hurray.FileExistsError", "hurray.InterruptedError",
+};
+
+static PyObject *file_os_class(hrpy_state *st, int errnum) {
+    for (size_t i = 0; i < sizeof file_os_errnos / sizeof file_os_errnos[0]; i++)
+        if (file_os_errnos[i].errnum == errnum) return st->file_os_error[file_os_errnos[i].slot];
+    return st->FileError;
+}
 
 PyObject *hrpy_error_class(hrpy_state *st, int context, int status) {
     if (context < 0 || context >= HRPY_CTX_COUNT) context = HRPY_CTX_DESCRIPTOR;
@@ -140,6 +165,7 @@ PyObject *hrpy_raise_status(hrpy_state *st, int context, int status,
     int sys = err != NULL && err->code == status && status == HURRAY_E_IO ? err->sys_errno : 0;
     PyObject *cls = hrpy_error_class(st, context, status);
     if (context == HRPY_CTX_STREAM && sys == ETIMEDOUT) cls = st->StreamTimeoutError;
+    if (context == HRPY_CTX_FILE && sys != 0) cls = file_os_class(st, sys);
     raise_with(cls, status, field, err != NULL && err->code == status && err->has_offset,
                err != NULL ? err->offset : 0, message);
     Py_DECREF(message);
@@ -252,5 +278,19 @@ int hrpy_errors_init(PyObject *module, hrpy_state *st) {
         "(stream.md HR-STREAM-14): a StreamError and a TimeoutError, .errno ETIMEDOUT.",
         st->StreamError, PyExc_TimeoutError);
     if (st->StreamTimeoutError == NULL) return -1;
+    PyObject *const builtins[HRPY_FILE_OS_ERRORS] = {
+        PyExc_FileNotFoundError,  PyExc_PermissionError,   PyExc_IsADirectoryError,
+        PyExc_NotADirectoryError, PyExc_FileExistsError,   PyExc_InterruptedError,
+    };
+    for (int i = 0; i < HRPY_FILE_OS_ERRORS; i++) {
+        char doc[160];
+        PyOS_snprintf(doc, sizeof doc,
+                      "A FileError that is also the built-in %s (the system error the file "
+                      "operation failed with).",
+                      strrchr(file_os_names[i], '.') + 1);
+        st->file_os_error[i] =
+            new_exception(module, file_os_names[i], doc, st->FileError, builtins[i]);
+        if (st->file_os_error[i] == NULL) return -1;
+    }
     return 0;
 }

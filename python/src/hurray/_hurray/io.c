@@ -103,10 +103,21 @@ static PyObject *raise_file(hrpy_state *st, int status, const struct hurray_erro
 /* path: str, bytes or os.PathLike -> a new bytes object (file system encoding). */
 static PyObject *path_arg(PyObject *obj, const char *who) {
     PyObject *out = NULL;
-    if (!PyUnicode_Check(obj) && !PyBytes_Check(obj) &&
-        !PyObject_HasAttrString(obj, "__fspath__")) {
-        PyErr_Format(PyExc_TypeError, "%s: path must be str, bytes or os.PathLike, not %.100s",
-                     who, Py_TYPE(obj)->tp_name);
+    /* a file's contents where its path belongs: bytes holding a NUL (never a path) or
+     * starting with the container's magic, or any other bytes-like object */
+    int contents = PyBytes_Check(obj) &&
+                   (memchr(PyBytes_AS_STRING(obj), 0, (size_t)PyBytes_GET_SIZE(obj)) != NULL ||
+                    (PyBytes_GET_SIZE(obj) >= 8 &&
+                     memcmp(PyBytes_AS_STRING(obj), HURRAY_FILE_MAGIC, 8) == 0));
+    if (contents || (!PyUnicode_Check(obj) && !PyBytes_Check(obj) &&
+                     !PyObject_HasAttrString(obj, "__fspath__"))) {
+        int bytes_like = contents || PyObject_CheckBuffer(obj);
+        PyErr_Format(PyExc_TypeError,
+                     "%s: path must be str, bytes or os.PathLike, not %s%.100s%s", who,
+                     contents ? "the file's contents (" : "", Py_TYPE(obj)->tp_name,
+                     contents     ? "); for a file in memory use hurray.load_bytes(data)"
+                     : bytes_like ? " (for a file in memory use hurray.load_bytes(data))"
+                                  : "");
         return NULL;
     }
     if (!PyUnicode_FSConverter(obj, &out)) return NULL;
@@ -115,97 +126,354 @@ static PyObject *path_arg(PyObject *obj, const char *who) {
 
 /* ---- save ----------------------------------------------------------------------------- */
 
-/* save(path, tensors, kv=None) */
-static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-    static const char *const names[] = {"path", "tensors", "kv"};
-    PyObject *a[3];
-    PyObject *path = NULL, *items = NULL, *result = NULL;
-    struct hurray_file_entry *entries = NULL;
-    struct hurray_item **roots = NULL;
-    struct hrpy_kv_build kv;
-    Py_ssize_t n = 0;
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    memset(&kv, 0, sizeof kv);
-    hrpy_state *st = hrpy_state_from_module(module);
-    if (hrpy_bind("save", args, nargs, kwnames, names, 3, 3, 2, a) < 0) return NULL;
-    path = path_arg(a[0], "save");
-    if (path == NULL) goto done;
-    if (!PyDict_Check(a[1]) && !PyObject_HasAttrString(a[1], "items")) {
-        PyErr_Format(PyExc_TypeError,
-                     "save: tensors must be a mapping of names to hurray.Tensor or "
-                     "hurray.Composite, not %.100s",
-                     Py_TYPE(a[1])->tp_name);
-        goto done;
-    }
-    items = PyMapping_Items(a[1]); /* holds every name and object for the call */
-    if (items == NULL) goto done;
-    n = PyList_GET_SIZE(items);
-    entries = PyMem_Calloc(n ? (size_t)n : 1, sizeof *entries);
-    roots = PyMem_Calloc(n ? (size_t)n : 1, sizeof *roots);
-    if (entries == NULL || roots == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PyList_GET_ITEM(items, i);
-        PyObject *name = PyTuple_GET_ITEM(pair, 0), *obj = PyTuple_GET_ITEM(pair, 1);
-        if (!PyUnicode_Check(name)) {
-            PyErr_Format(PyExc_TypeError, "save: tensor names must be str, not %.100s",
-                         Py_TYPE(name)->tp_name);
-            goto done;
-        }
-        Py_ssize_t len;
-        const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
-        if (utf8 == NULL) goto done;
-        if (strlen(utf8) != (size_t)len) {
-            /* the C API takes names as C strings; kv.md HR-KV-6 forbids U+0000 anyway */
-            hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "name",
-                           "name: %R contains U+0000", name);
-            goto done;
-        }
-        char who[96];
-        PyOS_snprintf(who, sizeof who, "save: tensors[%.60s]", utf8);
-        if (hrpy_item_build(st, obj, HRPY_ITEM_FILE, who, &roots[i]) < 0) goto done;
-        entries[i].name = utf8;
-        entries[i].item = roots[i];
-    }
-    if (a[2] != NULL && a[2] != Py_None && hrpy_kv_from_mapping(st, a[2], &kv) < 0) goto done;
-    struct hurray_file_contents contents = {entries, (size_t)n, kv.entries, kv.count};
-    uint64_t total = 0;
-    int status = hurray_file_encoded_len(&contents, NULL, &total, &err);
-    if (status != HURRAY_OK) {
-        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err); /* the caller's contents */
-        goto done;
-    }
-    const char *cpath = PyBytes_AS_STRING(path);
-    Py_BEGIN_ALLOW_THREADS
-    status = hurray_file_write_path(cpath, &contents, NULL, &err);
-    Py_END_ALLOW_THREADS
-    if (status != HURRAY_OK) {
-        raise_file(st, status, &err, path);
-        goto done;
-    }
-    result = Py_NewRef(Py_None);
-done:
-    for (Py_ssize_t i = 0; roots != NULL && i < n; i++) hrpy_item_release(roots[i]);
-    PyMem_Free(roots);
-    PyMem_Free(entries);
-    hrpy_kv_build_release(&kv);
-    Py_XDECREF(items);
-    Py_XDECREF(path);
-    return result;
-}
-
-/* ---- load ----------------------------------------------------------------------------- */
-
-static const char *const load_limit_names[] = {
+/* The limit keywords of save, save_bytes, load, load_bytes, load_kv: the fields of struct
+ * hurray_limits (the reader's one table of limits, hurray_limits_default). */
+static const char *const io_limit_names[] = {
     "max_descriptor_bytes", "max_buffer_bytes", "max_rank",       "max_composite_depth",
     "max_composite_members", "max_kv_entries",  "max_kv_bytes",   "max_name_bytes",
     "max_file_tensors",
 };
-#define N_LOAD_LIMITS 9
+#define N_IO_LIMITS 9
+
+/* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
+static PyObject *imported(const char *name) {
+    PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), name);
+    return m == Py_None ? NULL : m;
+}
+
+/* isinstance(obj, module.attr) for an imported module; 0 when the module is not imported. */
+static int instance_of(PyObject *obj, const char *module, const char *attr) {
+    PyObject *m = imported(module);
+    if (m == NULL) return 0;
+    PyObject *cls = PyObject_GetAttrString(m, attr);
+    if (cls == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int r = PyObject_IsInstance(obj, cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+/* obj.<attr> as a truth value; -1 on error. */
+static int attr_true(PyObject *obj, const char *attr) {
+    PyObject *v = PyObject_GetAttrString(obj, attr);
+    if (v == NULL) return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* A torch.Tensor as save stores it: detached, on the host, and compact (a non-contiguous
+ * view is gathered into a contiguous copy of its own elements, never its whole storage),
+ * then ingested by from_torch under its copy rules. */
+static PyObject *save_torch(PyObject *module, PyObject *x) {
+    PyObject *t = Py_NewRef(x), *r = NULL;
+    int grad = attr_true(t, "requires_grad");
+    if (grad > 0) Py_SETREF(t, PyObject_CallMethod(t, "detach", NULL));
+    if (grad < 0 || t == NULL) goto done;
+    int cpu = attr_true(t, "is_cpu");
+    if (cpu == 0) Py_SETREF(t, PyObject_CallMethod(t, "cpu", NULL));
+    if (cpu < 0 || t == NULL) goto done;
+    PyObject *c = PyObject_CallMethod(t, "is_contiguous", NULL);
+    int contiguous = c == NULL ? -1 : PyObject_IsTrue(c);
+    Py_XDECREF(c);
+    if (contiguous == 0) Py_SETREF(t, PyObject_CallMethod(t, "contiguous", NULL));
+    if (contiguous < 0 || t == NULL) goto done;
+    PyObject *f = PyObject_GetAttrString(module, "from_torch");
+    if (f != NULL) r = PyObject_CallOneArg(f, t);
+    Py_XDECREF(f);
+done:
+    Py_XDECREF(t);
+    return r;
+}
+
+/* What save stores for one value (a new reference): a hurray.Tensor or Composite as it
+ * is; a numpy.ndarray through hurray._numpy._save_view (borrowed when contiguous, whatever
+ * its address: the writer places the bytes itself; else gathered compactly), a
+ * torch.Tensor through save_torch. NumPy and PyTorch are recognised only when already
+ * imported (an instance cannot exist otherwise), so save imports neither. */
+static PyObject *save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
+    if (hrpy_tensor_c(st, obj, NULL) != NULL || PyObject_TypeCheck(obj, st->Composite_Type))
+        return Py_NewRef(obj);
+    int is = instance_of(obj, "numpy", "ndarray");
+    if (is < 0) return NULL;
+    if (is) return hrpy_bridge_save_view(st, obj);
+    is = instance_of(obj, "torch", "Tensor");
+    if (is < 0) return NULL;
+    if (is) return save_torch(module, obj);
+    PyObject *tn = hrpy_type_name(obj);
+    if (tn != NULL)
+        PyErr_Format(PyExc_TypeError,
+                     "%s: expected a hurray.Tensor, hurray.Composite, numpy.ndarray or "
+                     "torch.Tensor, not %U",
+                     who, tn);
+    Py_XDECREF(tn);
+    return NULL;
+}
+
+/* One save's C view of its arguments: entries over item trees built from the values (kept
+ * alive in `values`), the KV map, and the reader's limits the contents must fit. */
+struct save_job {
+    PyObject *items;  /* a dict copy of the mapping: holds every name and value */
+    PyObject *values; /* list: the Tensor / Composite stored for each entry */
+    struct hurray_file_entry *entries;
+    struct hurray_item **roots;
+    Py_ssize_t n;
+    struct hrpy_kv_build kv;
+    struct hurray_limits limits;
+    struct hurray_file_contents contents;
+};
+
+static void save_job_release(struct save_job *j) {
+    for (Py_ssize_t i = 0; j->roots != NULL && i < j->n; i++) hrpy_item_release(j->roots[i]);
+    PyMem_Free(j->roots);
+    PyMem_Free(j->entries);
+    hrpy_kv_build_release(&j->kv);
+    Py_XDECREF(j->items);
+    Py_XDECREF(j->values);
+}
+
+/* Builds the job. With `total`, also checks the contents exactly as the writer will
+ * (hurray_file_encoded_len: the format, and a reader's limits, HR-FILE-15), raising in the
+ * descriptor context, and *total receives the file's length; without, the writer's own
+ * planning (before it touches the path) does the same checks once. */
+static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, PyObject *tensors,
+                         PyObject *kv, PyObject *const *limit_vals, struct save_job *j,
+                         uint64_t *total) {
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    memset(j, 0, sizeof *j);
+    if (hrpy_limits_from_args(limit_vals, io_limit_names, N_IO_LIMITS, &j->limits) < 0) return -1;
+    if (!PyDict_Check(tensors) && !PyObject_HasAttrString(tensors, "items")) {
+        PyObject *tn = hrpy_type_name(tensors);
+        if (tn != NULL)
+            PyErr_Format(PyExc_TypeError,
+                         "%s: tensors must be a mapping of names to hurray.Tensor, "
+                         "hurray.Composite, numpy.ndarray or torch.Tensor, not %U",
+                         fname, tn);
+        Py_XDECREF(tn);
+        return -1;
+    }
+    /* one shallow copy (no per-entry tuples): the names and values stay alive, and in
+     * order, while the write runs without the GIL, whatever happens to `tensors` */
+    j->items = PyDict_New();
+    if (j->items == NULL || PyDict_Update(j->items, tensors) < 0) return -1;
+    j->n = PyDict_GET_SIZE(j->items);
+    j->values = PyList_New(j->n);
+    j->entries = PyMem_Calloc(j->n ? (size_t)j->n : 1, sizeof *j->entries);
+    j->roots = PyMem_Calloc(j->n ? (size_t)j->n : 1, sizeof *j->roots);
+    if (j->values == NULL) return -1;
+    if (j->entries == NULL || j->roots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *name, *obj;
+    size_t flen = strlen(fname);
+    while (i < j->n && PyDict_Next(j->items, &pos, &name, &obj)) {
+        if (!PyUnicode_Check(name)) {
+            PyObject *tn = hrpy_type_name(name);
+            if (tn != NULL)
+                PyErr_Format(PyExc_TypeError, "%s: tensor names must be str, not %U", fname, tn);
+            Py_XDECREF(tn);
+            return -1;
+        }
+        Py_ssize_t len;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+        if (utf8 == NULL) return -1;
+        if (strlen(utf8) != (size_t)len) {
+            /* the C API takes names as C strings; kv.md HR-KV-6 forbids U+0000 anyway */
+            hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_CONSTRAINT, "name",
+                           "name: %R contains U+0000", name);
+            return -1;
+        }
+        /* "<fname>: tensors[<name, at most 60 bytes>]" for messages, without a printf per
+         * entry (this loop runs once per tensor saved) */
+        char who[96];
+        size_t nl = (size_t)len < 60 ? (size_t)len : 60, at = 0;
+        memcpy(who, fname, flen);
+        at = flen;
+        memcpy(who + at, ": tensors[", 10);
+        at += 10;
+        memcpy(who + at, utf8, nl);
+        at += nl;
+        who[at++] = ']';
+        who[at] = 0;
+        PyObject *value = save_value(st, module, obj, who);
+        if (value == NULL) return -1;
+        PyList_SET_ITEM(j->values, i, value);
+        if (hrpy_item_build(st, value, HRPY_ITEM_FILE, who, &j->roots[i]) < 0) return -1;
+        j->entries[i].name = utf8;
+        j->entries[i].item = j->roots[i];
+        i++;
+    }
+    if (kv != NULL && kv != Py_None && hrpy_kv_from_mapping(st, kv, &j->kv) < 0) return -1;
+    j->contents = (struct hurray_file_contents){j->entries, (size_t)j->n, j->kv.entries,
+                                                j->kv.count};
+    if (total == NULL) return 0;
+    struct hurray_file_write_options opt = {NULL, &j->limits, NULL, NULL};
+    int status = hurray_file_encoded_len(&j->contents, &opt, total, &err);
+    if (status != HURRAY_OK) {
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err); /* the caller's contents */
+        return -1;
+    }
+    return 0;
+}
+
+/* The writer's progress hook (GIL released around the write): takes the GIL, runs pending
+ * signal handlers (Ctrl-C: KeyboardInterrupt stops the write between chunks) and the
+ * caller's progress callable; an exception from either stops the write and stays set. */
+struct save_progress {
+    PyObject *callback; /* callable(done, total) or NULL */
+};
+
+static int save_progress_hook(void *ctx, uint64_t done, uint64_t total) {
+    struct save_progress *p = ctx;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    if (!stop && p->callback != NULL) {
+        PyObject *r = PyObject_CallFunction(p->callback, "KK", (unsigned long long)done,
+                                            (unsigned long long)total);
+        stop = r == NULL;
+        Py_XDECREF(r);
+    }
+    PyGILState_Release(g);
+    return stop;
+}
+
+/* progress=None | True | callable(done_bytes, total_bytes) -> a new reference or NULL (none);
+ * True: hurray._progress.bar(what, path), a bar on stderr (tqdm's when it is installed). */
+static int progress_arg(PyObject *arg, const char *what, PyObject *path, PyObject **out) {
+    *out = NULL;
+    if (arg == NULL || arg == Py_None || arg == Py_False) return 0;
+    if (arg != Py_True) {
+        if (!PyCallable_Check(arg)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: progress must be None, True or a callable(done_bytes, "
+                         "total_bytes), not %.100s",
+                         what, Py_TYPE(arg)->tp_name);
+            return -1;
+        }
+        *out = Py_NewRef(arg);
+        return 0;
+    }
+    PyObject *mod = PyImport_ImportModule("hurray._progress");
+    if (mod == NULL) return -1;
+    *out = PyObject_CallMethod(mod, "bar", "sO", what, path ? path : Py_None);
+    Py_DECREF(mod);
+    return *out == NULL ? -1 : 0;
+}
+
+/* save(path, tensors, kv=None, *, progress=None, max_...=None) */
+static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+    static const char *const names[] = {"path",
+                                        "tensors",
+                                        "kv",
+                                        "progress",
+                                        "max_descriptor_bytes",
+                                        "max_buffer_bytes",
+                                        "max_rank",
+                                        "max_composite_depth",
+                                        "max_composite_members",
+                                        "max_kv_entries",
+                                        "max_kv_bytes",
+                                        "max_name_bytes",
+                                        "max_file_tensors"};
+    PyObject *a[4 + N_IO_LIMITS];
+    PyObject *path = NULL, *result = NULL;
+    struct save_job job;
+    struct save_progress prog = {NULL};
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    memset(&job, 0, sizeof job);
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (hrpy_bind("save", args, nargs, kwnames, names, 4 + N_IO_LIMITS, 3, 2, a) < 0)
+        return NULL;
+    path = path_arg(a[0], "save");
+    if (path == NULL) goto done;
+    if (save_job_make(st, module, "save", a[1], a[2], a + 4, &job, NULL) < 0) goto done;
+    PyObject *shown = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
+                                                       PyBytes_GET_SIZE(path));
+    int pst = shown == NULL ? -1 : progress_arg(a[3], "save", shown, &prog.callback);
+    Py_XDECREF(shown);
+    if (pst < 0) goto done;
+    const char *cpath = PyBytes_AS_STRING(path);
+    struct hurray_file_write_options opt = {NULL, &job.limits, save_progress_hook, &prog};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = hurray_file_write_path(cpath, &job.contents, &opt, &err);
+    Py_END_ALLOW_THREADS
+    if (status != HURRAY_OK) {
+        /* an exception from the hook (KeyboardInterrupt, the callback's) is the error; IO
+         * is the file's; anything else the writer refused in its planning, before it
+         * touched the path: the caller's contents (descriptor context) */
+        if (PyErr_Occurred()) goto done;
+        if (status == HURRAY_E_IO) raise_file(st, status, &err, path);
+        else hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    save_job_release(&job);
+    Py_XDECREF(prog.callback);
+    Py_XDECREF(path);
+    return result;
+}
+
+/* save_bytes(tensors, kv=None, *, max_...=None) -> bytes: the file save would write. */
+static PyObject *io_save_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    static const char *const names[] = {"tensors",
+                                        "kv",
+                                        "max_descriptor_bytes",
+                                        "max_buffer_bytes",
+                                        "max_rank",
+                                        "max_composite_depth",
+                                        "max_composite_members",
+                                        "max_kv_entries",
+                                        "max_kv_bytes",
+                                        "max_name_bytes",
+                                        "max_file_tensors"};
+    PyObject *a[2 + N_IO_LIMITS];
+    PyObject *out = NULL;
+    struct save_job job;
+    struct hurray_error err;
+    uint64_t total = 0;
+    hurray_error_clear(&err);
+    memset(&job, 0, sizeof job);
+    hrpy_state *st = hrpy_state_from_module(module);
+    if (hrpy_bind("save_bytes", args, nargs, kwnames, names, 2 + N_IO_LIMITS, 2, 1, a) < 0)
+        return NULL;
+    if (save_job_make(st, module, "save_bytes", a[0], a[1], a + 2, &job, &total) < 0) goto done;
+    if (total > (uint64_t)PY_SSIZE_T_MAX) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out == NULL) goto done;
+    size_t written = 0;
+    int status;
+    uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+    struct hurray_file_write_options opt = {NULL, &job.limits, NULL, NULL};
+    Py_BEGIN_ALLOW_THREADS
+    status = hurray_file_encode(&job.contents, &opt, dst, (size_t)total, &written, &err);
+    Py_END_ALLOW_THREADS
+    if (status != HURRAY_OK || written != total) {
+        Py_CLEAR(out);
+        hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status != HURRAY_OK ? status : HURRAY_E_INTERNAL,
+                          &err);
+    }
+done:
+    save_job_release(&job);
+    return out;
+}
+
+/* ---- load ----------------------------------------------------------------------------- */
+
+#define load_limit_names io_limit_names /* the one table of limit keywords */
+#define N_LOAD_LIMITS N_IO_LIMITS
 
 /* Opens `path` and validates the parts asked for (GIL released): the header, the index
  * and the data region's gaps for load, the KV section for load_kv (file-container.md
@@ -291,6 +559,9 @@ static int load_into(hrpy_state *st, struct hurray_file *f, PyObject *path,
     return 0;
 }
 
+static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
+                            PyObject *const *args, Py_ssize_t nargs);
+
 /* load(path, *names, mmap=False, max_descriptor_bytes=None, ...) */
 static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
@@ -305,8 +576,7 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                         "max_name_bytes",
                                         "max_file_tensors"};
     PyObject *kw[1 + N_LOAD_LIMITS];
-    PyObject *path = NULL, *result = NULL, **keys = NULL;
-    size_t *entries = NULL, n = 0;
+    PyObject *path = NULL, *result = NULL;
     struct hurray_file *f = NULL;
     struct hurray_limits limits;
     hrpy_state *st = hrpy_state_from_module(module);
@@ -332,6 +602,19 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
     f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, HURRAY_FILE_PARTS_INDEX,
                   &limits);
     if (f == NULL) goto done;
+    result = load_named(st, f, path, args, nargs);
+done:
+    hurray_file_destroy(f); /* loaded items keep their own bytes */
+    Py_XDECREF(path);
+    return result;
+}
+
+/* The entries of an open file as load returns them: args[1..nargs) names or every
+ * top-level entry. */
+static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
+                            PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *result = NULL, **keys = NULL;
+    size_t *entries = NULL, n = 0;
     /* what to load: exactly the names given (members by explicit name too, requirements
      * § Composites / I/O), else the top-level entries (a composite under its head's name,
      * not its members) */
@@ -363,11 +646,53 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
     result = PyDict_New();
     if (result != NULL && load_into(st, f, path, entries, keys, n, result) < 0) Py_CLEAR(result);
 done:
-    hurray_file_destroy(f); /* loaded items keep their own bytes */
     for (size_t k = 0; keys != NULL && k < n; k++) Py_XDECREF(keys[k]);
     PyMem_Free(keys);
     PyMem_Free(entries);
-    Py_XDECREF(path);
+    return result;
+}
+
+/* load_bytes(data, *names, max_...=None): load of a file held in memory (any bytes-like
+ * object; its bytes are copied once and validated like a file's). */
+static PyObject *io_load_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    PyObject *kw[N_LOAD_LIMITS];
+    struct hurray_limits limits;
+    hrpy_state *st = hrpy_state_from_module(module);
+    nargs = PyVectorcall_NARGS(nargs);
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "load_bytes() missing required argument 'data'");
+        return NULL;
+    }
+    if (hrpy_bind("load_bytes", args + nargs, 0, kwnames, load_limit_names, N_LOAD_LIMITS, 0, 0,
+                  kw) < 0)
+        return NULL;
+    if (hrpy_limits_from_args(kw, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
+    for (Py_ssize_t k = 1; k < nargs; k++)
+        if (!PyUnicode_Check(args[k]))
+            return PyErr_Format(PyExc_TypeError, "load_bytes: names must be str, not %.100s",
+                                Py_TYPE(args[k])->tp_name);
+    if (PyUnicode_Check(args[0]) || PyObject_HasAttrString(args[0], "__fspath__"))
+        return PyErr_Format(PyExc_TypeError,
+                            "load_bytes: data must be a bytes-like object, not %.100s (for a "
+                            "path use hurray.load(path))",
+                            Py_TYPE(args[0])->tp_name);
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    struct hurray_file_options opt = {&limits, &hrpy_raw_allocator, HURRAY_FILE_COPY,
+                                      HURRAY_FILE_PARTS_INDEX};
+    struct hurray_file *f = NULL;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = hurray_file_create_memory((const uint8_t *)view.buf, (size_t)view.len, &opt, &f,
+                                       &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (status != HURRAY_OK) return raise_file(st, status, &err, NULL);
+    PyObject *result = load_named(st, f, NULL, args, nargs);
+    hurray_file_destroy(f);
     return result;
 }
 
@@ -434,15 +759,33 @@ static PyMethodDef io_methods[] = {
                "           max_name_bytes=None, max_composite_depth=None) -> dict\n--\n\n"
                "A standalone KV section as load_kv returns it. For the conformance corpus.")},
     {"save", (PyCFunction)(void (*)(void))io_save, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("save(path, tensors, kv=None) -> None\n--\n\n"
-               "Writes an HRRYFILE container: `tensors` maps names to hurray.Tensor or\n"
-               "hurray.Composite (every buffer of every tensor; a composite's members are\n"
-               "named '{head}.{index}' by the container), `kv` maps str keys to bool, int\n"
-               "(int64), float, str, bytes or lists of these. The file is written beside\n"
-               "`path` (with the mode of the file it replaces; through a symbolic link, its\n"
-               "target), flushed and renamed over it. Contents the format refuses raise\n"
-               "InvalidDescriptorError (nothing is written); I/O failures FileError.\n"
-               "CPU tensors only (UnsupportedError otherwise).")},
+     PyDoc_STR("save(path, tensors, kv=None, *, progress=None, max_descriptor_bytes=None, ...)\n"
+               "     -> None\n--\n\n"
+               "Writes an HRRYFILE container: `tensors` maps names to hurray.Tensor,\n"
+               "hurray.Composite, numpy.ndarray or torch.Tensor (arrays and torch tensors are\n"
+               "ingested as from_numpy / from_torch do; a non-contiguous one is stored as a\n"
+               "compact copy of its elements, never its whole base); every buffer of every\n"
+               "tensor is written; a composite's members are named '{head}.{index}'. `kv`\n"
+               "maps str keys to bool, int (int64), float, str, bytes or lists of these.\n"
+               "Contents a reader with the given limits (default: load's defaults) would\n"
+               "refuse are refused first, naming the tensor: InvalidDescriptorError (LIMIT\n"
+               "and format rules), nothing is written; pass the same max_* to save and load\n"
+               "for larger contents. The file is written beside `path` (with the mode of the\n"
+               "file it replaces; through a symbolic link, its target; leftovers of killed\n"
+               "saves of `path` removed first), flushed and renamed over it. progress: a\n"
+               "callable(done_bytes, total_bytes) called between chunks, or True for a bar\n"
+               "on stderr. Ctrl-C (or an exception from progress) stops the write between\n"
+               "chunks: the temporary file is removed and `path` left as it was. I/O\n"
+               "failures raise FileError (FileNotFoundError, PermissionError, ... subclasses\n"
+               "by errno). CPU tensors only (UnsupportedError otherwise).")},
+    {"save_bytes", (PyCFunction)(void (*)(void))io_save_bytes, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("save_bytes(tensors, kv=None, *, max_descriptor_bytes=None, ...) -> bytes\n--\n\n"
+               "The bytes save(path, tensors, kv) writes, in memory.")},
+    {"load_bytes", (PyCFunction)(void (*)(void))io_load_bytes, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("load_bytes(data, *names, max_descriptor_bytes=None, ...) -> dict\n--\n\n"
+               "load() of a file held in memory (bytes, bytearray, memoryview, ...): validated\n"
+               "the same way; each returned item holds its own copy of its bytes. A corrupt\n"
+               "container raises FileError.")},
     {"load", (PyCFunction)(void (*)(void))io_load, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("load(path, *names, mmap=False, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
                "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"

@@ -190,6 +190,12 @@ static int hrpy_exec(PyObject *module) {
     X((st)->FileError);                                                                        \
     X((st)->StreamError);                                                                      \
     X((st)->StreamTimeoutError);                                                               \
+    X((st)->file_os_error[0]);                                                                 \
+    X((st)->file_os_error[1]);                                                                 \
+    X((st)->file_os_error[2]);                                                                 \
+    X((st)->file_os_error[3]);                                                                 \
+    X((st)->file_os_error[4]);                                                                 \
+    X((st)->file_os_error[5]);                                                                 \
     X((st)->Dtype_Type);                                                                       \
     X((st)->dtype_namespace);                                                                  \
     X((st)->Device_Type);                                                                      \

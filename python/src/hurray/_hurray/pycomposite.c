@@ -188,11 +188,17 @@ void hrpy_item_release(struct hurray_item *it) {
  * the host (file-container.md HR-FILE-5: "a writer saving a tensor from another device
  * writes it as a host tensor"). */
 static int present(hrpy_state *st, struct built_item *b, const struct hurray_descriptor *d,
-                   uint8_t role, int mode) {
+                   PyObject *tensor, uint8_t role, int mode) {
     int host = mode == HRPY_ITEM_FILE && (d->device != HURRAY_DEVICE_CPU ||
                                           d->memory_class != HURRAY_MEM_STANDARD);
     int relabel = (d->has_role != 0) != (role != 0) || (role != 0 && d->role != role);
-    if (!host && !relabel) {
+    /* a file declares alignments chosen, never measured from where the source happened
+     * to be (file-container.md § Declared alignment of saved buffers) */
+    int realign = 0;
+    if (mode == HRPY_ITEM_FILE && tensor != NULL)
+        for (unsigned i = 0; i < d->buffer_count; i++)
+            realign |= hrpy_tensor_file_align_log2(tensor, i) != d->buffers[i].alignment_log2;
+    if (!host && !relabel && !realign) {
         b->item.descriptor = (struct hurray_descriptor *)(uintptr_t)d; /* only read */
         return 0;
     }
@@ -216,6 +222,15 @@ static int present(hrpy_state *st, struct built_item *b, const struct hurray_des
     if (host) {
         b->own->device = HURRAY_DEVICE_CPU;
         b->own->memory_class = HURRAY_MEM_STANDARD;
+    }
+    for (unsigned i = 0; realign && i < d->buffer_count; i++) {
+        struct hurray_buffer_desc bd = d->buffers[i];
+        bd.alignment_log2 = (uint8_t)hrpy_tensor_file_align_log2(tensor, i);
+        status = hurray_descriptor_set_buffer(b->own, (uint8_t)i, &bd, &err);
+        if (status != HURRAY_OK) {
+            hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+            return -1;
+        }
     }
     b->item.descriptor = b->own;
     return 0;
@@ -249,7 +264,7 @@ static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const ch
                            who, kind ? kind : "?", HRPY_HEX(d->device));
             return -1;
         }
-        if (present(st, b, d, role, mode) < 0) return -1;
+        if (present(st, b, d, obj, role, mode) < 0) return -1;
         unsigned n = d->buffer_count;
         b->item.buffers = PyMem_Calloc(n ? n : 1, sizeof *b->item.buffers);
         if (b->item.buffers == NULL) {
@@ -263,12 +278,15 @@ static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const ch
         return 0;
     }
     if (!is_composite(st, obj)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a hurray.Tensor or hurray.Composite, not %.100s",
-                     who, Py_TYPE(obj)->tp_name);
+        PyObject *tn = hrpy_type_name(obj);
+        if (tn != NULL)
+            PyErr_Format(PyExc_TypeError,
+                         "%s: expected a hurray.Tensor or hurray.Composite, not %U", who, tn);
+        Py_XDECREF(tn);
         return -1;
     }
     CompositeObject *c = COMPOSITE(obj);
-    if (present(st, b, c->head, role, mode) < 0) return -1;
+    if (present(st, b, c->head, NULL, role, mode) < 0) return -1;
     PyObject *members = composite_members(st, c); /* borrowed */
     if (members == NULL) return -1;
     Py_ssize_t n = PyTuple_GET_SIZE(members);

@@ -47,6 +47,9 @@ enum hrpy_layout_class {
     HRPY_LAYOUT_CLASS_COUNT
 };
 
+/* FileError subclasses by system error (errors.c). */
+#define HRPY_FILE_OS_ERRORS 6
+
 /* Quantization classes: index = scheme byte (0 = the base class). */
 #define HRPY_QUANT_CLASS_COUNT 7
 
@@ -60,6 +63,9 @@ typedef struct {
     PyObject *FileError;
     PyObject *StreamError;
     PyObject *StreamTimeoutError; /* StreamError and TimeoutError: IO with ETIMEDOUT */
+    /* FileError subclasses that are also the built-in OSError subclass for a system error
+     * number (errors.c, file_os_errors: FileNotFoundError, PermissionError, ...) */
+    PyObject *file_os_error[HRPY_FILE_OS_ERRORS];
 
     /* dtypes: one singleton per named or private tag, NULL for the others */
     PyTypeObject *Dtype_Type;
@@ -82,7 +88,7 @@ typedef struct {
     PyObject *cpu_device;       /* Device('cpu'): shared, immutable */
     PyObject *str_numpy_module; /* "hurray._numpy" */
     PyObject *str_numpy;        /* "numpy" */
-#define HRPY_BRIDGE_COUNT 7
+#define HRPY_BRIDGE_COUNT 8
     PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
@@ -318,6 +324,9 @@ PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t na
                           PyObject *kwnames);
 /* hurray._numpy's `_asarray(obj, copy)`: an array-like through numpy.asarray, then from_numpy. */
 PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy);
+/* hurray._numpy._save_view(array): the Tensor save stores for an ndarray (borrowed whatever
+ * its address when contiguous and little-endian, else a compact copy; never leaves save). */
+PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array);
 
 /* ---- ingest.c: hurray.asarray ------------------------------------------------------- */
 PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -357,6 +366,14 @@ const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim);
 const struct hurray_descriptor *hrpy_tensor_c(hrpy_state *st, PyObject *obj, int *host);
 /* Address of buffer `i` of a Tensor (NULL for an empty one). */
 uint8_t *hrpy_tensor_data(PyObject *tensor, unsigned i);
+/* The alignment (log2) a file declares for buffer i of a tensor: the tensor's declared
+ * one, unless it was measured from a borrowed address; then the one an owned buffer of
+ * that size declares (file-container.md § Declared alignment of saved buffers), so that
+ * the bytes saved do not depend on where the source lived. -1: no such buffer. */
+int hrpy_tensor_file_align_log2(PyObject *tensor, unsigned i);
+/* "module.qualname" of obj's type ("torch.Tensor", "numpy.ndarray"; builtins bare), for
+ * messages that must say which type; a new reference, NULL with an exception set. */
+PyObject *hrpy_type_name(PyObject *obj);
 
 /* ---- pycomposite.c: hurray.Composite and the bridge between objects and C items ---- */
 int hrpy_composite_init(PyObject *module, hrpy_state *st);

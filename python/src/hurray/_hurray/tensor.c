@@ -46,7 +46,14 @@ struct hrpy_tbuf {
                          unless the bytes came through the buffer protocol */
     uint8_t readonly;
     uint8_t align_log2;
+    uint8_t measured; /* align_log2 was measured from a borrowed address, not chosen */
 };
+
+/* The alignment a part over this buffer passes on: -1 (measure again) when it was measured,
+ * so that a measured alignment stays known as one. */
+static int part_align(const struct hrpy_tbuf *b) {
+    return b->measured ? -1 : (int)b->align_log2;
+}
 
 typedef struct {
     PyObject_VAR_HEAD
@@ -158,6 +165,7 @@ static void slot_set(struct hrpy_tbuf *b, const struct hrpy_part *p) {
     b->align_log2 = p->size == 0 ? 0
                     : p->align_log2 >= 0 ? (uint8_t)p->align_log2
                                          : hrpy_measure_align_log2(p->ptr, p->size);
+    b->measured = p->size != 0 && p->align_log2 < 0;
 }
 
 /* The quantization section, its buffer indices re-derived from the layout:
@@ -323,6 +331,14 @@ const struct hurray_descriptor *hrpy_tensor_c(hrpy_state *st, PyObject *obj, int
     return d;
 }
 
+int hrpy_tensor_file_align_log2(PyObject *tensor, unsigned i) {
+    TensorObject *t = TENSOR(tensor);
+    if ((Py_ssize_t)i >= Py_SIZE(tensor)) return -1;
+    const struct hrpy_tbuf *b = &t->bufs[i];
+    if (!b->measured || t->d->buffers[i].size == 0) return t->d->buffers[i].alignment_log2;
+    return hrpy_owned_align_log2(t->d->buffers[i].size);
+}
+
 uint8_t *hrpy_tensor_data(PyObject *tensor, unsigned i) {
     TensorObject *t = TENSOR(tensor);
     return (Py_ssize_t)i < Py_SIZE(tensor) && t->bufs[i].size > 0 ? (uint8_t *)t->bufs[i].ptr
@@ -451,6 +467,7 @@ static int slot_from_object(struct hrpy_tbuf *b, PyObject *obj, Py_ssize_t i) {
     b->size = (uint64_t)view->len;
     b->readonly = view->readonly ? 1 : 0;
     b->align_log2 = hrpy_measure_align_log2(b->ptr, b->size);
+    b->measured = b->size != 0;
     return 0;
 }
 
@@ -477,6 +494,7 @@ static int slot_copy_to_owned(hrpy_state *st, struct hrpy_tbuf *b) {
     b->ptr = data;
     b->readonly = 0;
     b->align_log2 = log2;
+    b->measured = 0;
     return 0;
 }
 
@@ -896,7 +914,7 @@ static PyObject *component_view(PyObject *self, const char *attr, unsigned index
     s.device = t->device;
     s.quant = quant;
     const struct hrpy_tbuf *b = &t->bufs[index];
-    struct hrpy_part part = {b->ptr, b->size, self, b->readonly, b->align_log2};
+    struct hrpy_part part = {b->ptr, b->size, self, b->readonly, part_align(b)};
     return hrpy_tensor_build(st, &s, &part, 1);
 }
 
@@ -1052,11 +1070,12 @@ enum {
     BRIDGE_FROM_SCIPY,
     BRIDGE_SPARSE_COO,
     BRIDGE_TO_SCIPY,
-    BRIDGE_ASARRAY
+    BRIDGE_ASARRAY,
+    BRIDGE_SAVE_VIEW
 };
 static const char *const bridge_names[HRPY_BRIDGE_COUNT] = {
     "from_numpy", "_tensor_to_array", "_to_ml_dtypes", "from_scipy", "sparse_coo", "_to_scipy",
-    "_asarray"};
+    "_asarray",   "_save_view"};
 
 static PyObject *call_bridge(hrpy_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
@@ -1105,6 +1124,10 @@ PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t na
                           PyObject *kwnames) {
     return call_bridge(hrpy_state_from_module(module), BRIDGE_SPARSE_COO, args, nargs,
                        kwnames);
+}
+
+PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array) {
+    return call_bridge(st, BRIDGE_SAVE_VIEW, &array, 1, NULL);
 }
 
 PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy) {
@@ -1183,7 +1206,7 @@ static PyObject *tensor_with_sync_mode(PyObject *module, PyObject *const *args,
     }
     for (Py_ssize_t i = 0; i < Py_SIZE(src); i++) {
         const struct hrpy_tbuf *b = &src->bufs[i];
-        struct hrpy_part part = {b->ptr, b->size, args[0], b->readonly, b->align_log2};
+        struct hrpy_part part = {b->ptr, b->size, args[0], b->readonly, part_align(b)};
         slot_set(&t->bufs[i], &part);
     }
     struct hurray_limits lim;
@@ -1422,7 +1445,7 @@ int hrpy_tensor_part(hrpy_state *st, PyObject *obj, Py_ssize_t i, struct hrpy_pa
     }
     const struct hrpy_tbuf *b = &TENSOR(obj)->bufs[i];
     *out = (struct hrpy_part){b->ptr, TENSOR(obj)->d->buffers[i].size, b->owner, b->readonly,
-                              b->align_log2};
+                              part_align(b)};
     return 0;
 }
 

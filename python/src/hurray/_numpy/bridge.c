@@ -310,6 +310,29 @@ static PyObject *from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t 
                                  p.strides, p.byte_offset);
 }
 
+/* _save_view(array): the Tensor hurray.save stores for an ndarray. Unlike from_numpy, its
+ * bytes are only read by the file writer during the call, which places them itself
+ * (file-container.md § Buffer placement): so a contiguous little-endian array is borrowed
+ * whatever its address (no alignment copy; its declared alignment is measured, so the file
+ * declares the owned one instead: § Declared alignment of saved buffers), and every other
+ * array (strided, big-endian) is copied compactly into C (or Fortran) order: a view is
+ * stored as its own elements, never as the span of its base. The tensor never leaves save. */
+static PyObject *save_view(PyObject *module, PyObject *arg) {
+    np_state *st = get_state(module);
+    if (!PyArray_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "_save_view: expected a numpy.ndarray, not %.100s",
+                            Py_TYPE(arg)->tp_name);
+    PyArrayObject *arr = (PyArrayObject *)arg;
+    struct plan p;
+    if (make_plan(st, arr, &p) < 0) return NULL;
+    if (sub_byte(st, p.tag)) return pack_sub_byte(st, arr, &p);
+    int contiguous = PyArray_IS_C_CONTIGUOUS(arr) || PyArray_IS_F_CONTIGUOUS(arr);
+    if (!contiguous || !is_little_endian(PyArray_DESCR(arr))) return copy_into_owned(st, arr, &p);
+    struct hrpy_part part = {p.lo, p.span, arg, !PyArray_ISWRITEABLE(arr), -1};
+    return st->api->tensor_dense(st->hurray, &part, p.tag, (uint8_t)p.nd, p.shape, p.layout,
+                                 NULL, 0);
+}
+
 /* ---- Tensor -> ndarray ------------------------------------------------------------------- */
 
 /* The ml_dtypes scalar type for a hurray element type (ImportError if the
@@ -1116,6 +1139,8 @@ static PyMethodDef bridge_methods[] = {
      PyDoc_STR("sparse_coo(indices, values, shape, *, copy=None) -> hurray.Tensor")},
     {"_to_scipy", (PyCFunction)(void (*)(void))to_scipy, METH_FASTCALL,
      PyDoc_STR("_to_scipy(tensor, array): Tensor.to_scipy.")},
+    {"_save_view", (PyCFunction)save_view, METH_O,
+     PyDoc_STR("_save_view(array): the Tensor hurray.save stores for an ndarray.")},
     {"_asarray", (PyCFunction)(void (*)(void))asarray_arraylike, METH_FASTCALL,
      PyDoc_STR("_asarray(obj, copy): hurray.asarray for an array-like.")},
     {"_aligned_handler_push", (PyCFunction)handler_push, METH_NOARGS,
