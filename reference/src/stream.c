@@ -1275,8 +1275,9 @@ static int check_annotation(const struct hurray_stream_writer *w,
                             uint64_t *frame_len, struct hurray_error *err) {
     *kv_len = 0;
     *frame_len = 0;
-    if (!a || (a->name_len == 0 && a->metadata_count == 0)) return HURRAY_OK;
-    if (a->name_len) {
+    int has_name = a && (a->name != NULL || a->name_len != 0);
+    if (!a || (!has_name && a->metadata_count == 0)) return HURRAY_OK;
+    if (has_name) { /* a given name is a name: non-empty (HR-KV-6) */
         HR_FAIL_IF(!a->name, err, HURRAY_E_ARGUMENT, "name",
                    "name: NULL with name_len %lu", (unsigned long)a->name_len);
         HR_TRY(hri_name_check((const uint8_t *)a->name, a->name_len, UINT16_MAX, "name",

@@ -2334,6 +2334,8 @@ static void test_HR_STREAM_10_annotation_refused(void **state) {
     assert_status(hurray_stream_writer_write_annotated(w, t, &dupes, &err), HURRAY_E_DUPLICATE);
     assert_status(hurray_stream_writer_write_annotated(w, t, &too_long, &err), HURRAY_E_LIMIT);
     assert_status(hurray_stream_writer_write_annotated(w, t, &null_name, &err), HURRAY_E_ARGUMENT);
+    struct hurray_stream_annotation empty = {"", 0, NULL, 0};
+    assert_status(hurray_stream_writer_write_annotated(w, t, &empty, &err), HURRAY_E_CONSTRAINT);
     assert_status(hurray_stream_writer_getvalue(w, &d, &n, NULL), HURRAY_OK);
     assert_int_equal(n, 0);
     assert_int_equal(hurray_stream_writer_offset(w), 0);

@@ -57,7 +57,8 @@ enum hurray_frame_kind {
 
 /* An item's name and metadata (stream.md HR-STREAM-17, HR-STREAM-18). Given to
  * hurray_stream_writer_write_annotated; filled by hurray_stream_reader_annotation.
- * name_len 0: no name (name may then be NULL); metadata_count 0: no metadata. */
+ * name NULL (and name_len 0): no name -- a non-NULL name is a name, so an
+ * empty one is refused (CONSTRAINT); metadata_count 0: no metadata. */
 struct hurray_stream_annotation {
     const char *name; /* a name (kv.md HR-KV-6), name_len bytes, not NUL-terminated */
     uint32_t name_len;
@@ -209,7 +210,7 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_write(struct hurray_stream_
                                                            const struct hurray_item *item,
                                                            struct hurray_error *err);
 /* hurray_stream_writer_write with a name and/or metadata: an annotation frame
- * (HR-STREAM-17), then the item. `a` NULL, or with neither a name nor
+ * (HR-STREAM-17), then the item. `a` NULL, or with neither a name (NULL) nor
  * metadata: exactly hurray_stream_writer_write (no annotation frame). The name
  * (HR-KV-6, at most 65,535 bytes) and the map (kv.md § Encoding) are checked
  * with the item before anything is written: CONSTRAINT / LIMIT / DUPLICATE /

@@ -203,6 +203,7 @@ static int hrpy_exec(PyObject *module) {
     X((st)->ItemMemory_Type);                                                                  \
     X((st)->StreamReader_Type);                                                                \
     X((st)->StreamWriter_Type);                                                                \
+    X((st)->StreamItem_Type);                                                                  \
     X((st)->DLPackOwner_Type);                                                                 \
     X((st)->NativeOwner_Type);                                                                 \
     X((st)->str_hurray);                                                                       \

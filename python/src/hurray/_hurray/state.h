@@ -92,6 +92,7 @@ typedef struct {
     PyTypeObject *ItemMemory_Type;
     PyTypeObject *StreamReader_Type;
     PyTypeObject *StreamWriter_Type;
+    PyTypeObject *StreamItem_Type; /* a struct sequence (name, value, metadata) */
 
     /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
      * interned names, kwnames tuples and the (1, 1) max_version */
