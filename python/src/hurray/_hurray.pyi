@@ -704,7 +704,12 @@ class StreamReader:
         max_composite_depth: int | None = None,
         max_composite_members: int | None = None,
         max_rank: int | None = None,
+        max_kv_entries: int | None = None,
+        max_kv_bytes: int | None = None,
+        max_name_bytes: int | None = None,
         cross_machine: bool = False,
+        timeout: float | None = None,
+        require_end_frame: bool = False,
     ) -> StreamReader: ...
     def __iter__(self) -> StreamReader: ...
     def __next__(self) -> Tensor | Composite: ...

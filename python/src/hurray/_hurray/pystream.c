@@ -266,20 +266,24 @@ static void reader_release(ReaderObject *self) {
 }
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    /* the limits first (one table, io.c), then the options; the KV and name limits bound an
+     * annotation frame (stream.md HR-STREAM-17) */
     static const char *const names[] = {"source",           "max_descriptor_bytes",
                                         "max_buffer_bytes", "max_composite_depth",
                                         "max_composite_members", "max_rank",
-                                        "cross_machine",    "timeout",
-                                        "require_end_frame"};
-    PyObject *a[9];
+                                        "max_kv_entries",   "max_kv_bytes",
+                                        "max_name_bytes",   "cross_machine",
+                                        "timeout",          "require_end_frame"};
+    enum { A_CROSS = 9, A_TIMEOUT = 10, A_NEED_END = 11, A_COUNT = 12 };
+    PyObject *a[A_COUNT];
     hrpy_state *st = hrpy_state_from_type(type);
     if (st == NULL) return NULL;
-    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, 9, 1, 1, a) < 0) return NULL;
+    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, A_COUNT, 1, 1, a) < 0) return NULL;
     struct hurray_limits limits;
-    if (hrpy_limits_from_args(a + 1, names + 1, 5, &limits) < 0) return NULL;
+    if (hrpy_limits_from_args(a + 1, names + 1, 8, &limits) < 0) return NULL;
     int cross = 0, need_end = 0;
-    if (a[6] != NULL && (cross = PyObject_IsTrue(a[6])) < 0) return NULL;
-    if (a[8] != NULL && (need_end = PyObject_IsTrue(a[8])) < 0) return NULL;
+    if (a[A_CROSS] != NULL && (cross = PyObject_IsTrue(a[A_CROSS])) < 0) return NULL;
+    if (a[A_NEED_END] != NULL && (need_end = PyObject_IsTrue(a[A_NEED_END])) < 0) return NULL;
     ReaderObject *self = (ReaderObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->lock = PyThread_allocate_lock();
@@ -294,12 +298,12 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     }
     self->has_src = kind == TRANSPORT_MEMORY;
-    if (kind == TRANSPORT_FD && timeout_arg(a[7], a[0], "StreamReader", &timeout_ms) < 0) {
+    if (kind == TRANSPORT_FD && timeout_arg(a[A_TIMEOUT], a[0], "StreamReader", &timeout_ms) < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    if (kind == TRANSPORT_MEMORY && a[7] != NULL && a[7] != Py_None &&
-        timeout_arg(a[7], NULL, "StreamReader", &timeout_ms) < 0) { /* checked, unused */
+    if (kind == TRANSPORT_MEMORY && a[A_TIMEOUT] != NULL && a[A_TIMEOUT] != Py_None &&
+        timeout_arg(a[A_TIMEOUT], NULL, "StreamReader", &timeout_ms) < 0) { /* checked, unused */
         Py_DECREF(self);
         return NULL;
     }
@@ -539,6 +543,7 @@ static PyType_Slot reader_slots[] = {
      (void *)PyDoc_STR(
          "StreamReader(source, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
          "             max_composite_depth=None, max_composite_members=None, max_rank=None,\n"
+         "             max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
          "             cross_machine=False, timeout=<the socket's>, require_end_frame=False)\n"
          "--\n\n"
          "Iterates the items of a Hurray stream: each a hurray.Tensor, or a whole\n"
