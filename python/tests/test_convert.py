@@ -236,7 +236,30 @@ def test_REQ_CLI_CONVERT_GGUF_q8_0_q4_0_block_affine_round_trip(tmp_path):
     assert back.read_bytes() == src.read_bytes()  # here the whole file
 
 
-@pytest.mark.parametrize("kind", ["Q4_1", "Q5_0", "MXFP4"])
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+
+def test_REQ_CLI_CONVERT_GGUF_mxfp4_is_mx(tmp_path):
+    """MXFP4 -> float4_e2m1fn with the mx scheme (quantization.md HR-QUANT-14): the values are
+    GGUF's own dequantization; back to GGUF, the same block bytes."""
+    src, mid, back = tmp_path / "m.gguf", tmp_path / "m.hry", tmp_path / "back.gguf"
+    data = make_gguf(src, kinds=("MXFP4", "Q8_0"))
+    cv.convert(src, mid)
+    (qt, q, a), = [v for k, v in data.items() if k.endswith("mxfp4")]
+    t = hurray.load(mid)["blk.0.mxfp4"]
+    assert t.dtype == hurray.float4_e2m1fn and t.quantization == hurray.MX(2, 32)
+    n = math.prod(t.shape)
+    codes = np.frombuffer(t.buffer(0), np.uint8, count=n // 2)
+    c = np.empty(n, np.uint8)
+    c[0::2], c[1::2] = codes & 0x0F, codes >> 4
+    e = np.frombuffer(t.buffer(1), np.uint8, count=n // 32).astype(np.float64)
+    value = E2M1[c].reshape(-1, 32) * np.exp2(e - 127)[:, None]
+    assert np.array_equal(value.reshape(t.shape).astype(np.float32), quants.dequantize(q, qt))
+    cv.convert(mid, back)
+    assert back.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["Q4_1", "Q5_0", "Q5_1"])
 def test_REQ_CLI_CONVERT_GGUF_other_block_types_refused_by_name(tmp_path, kind):
     src = tmp_path / "m.gguf"
     make_gguf(src, kinds=("Q8_0", kind))

@@ -24,7 +24,8 @@ GGUF quantized tensors map onto the ``block_affine`` quantization scheme
 ``block_affine`` along the last axis, block 32, ``float16`` scales) and ``Q4_0`` (blocks of 32
 4-bit codes ``q`` with ``value = (q - 8) * d``: ``int4`` elements holding ``q - 8``, same
 scheme). The GGUF block bytes are rebuilt exactly when written back. Every other GGUF block
-type is refused by name.
+type is refused by name, except ``MXFP4`` (blocks of 32 E2M1 codes and one E8M0 scale), which
+is the ``mx`` scheme with ``float4_e2m1fn`` elements (HR-QUANT-14).
 """
 import json
 import math
@@ -340,11 +341,13 @@ def _read_gguf(path, progress):
             ht = hurray.Tensor(raw.tobytes(), getattr(hurray.dtype, dense[t.tensor_type]), shape)
         elif t.tensor_type in (Q.Q8_0, Q.Q4_0):
             ht = _gguf_block_to_hurray(t.name, t.tensor_type == Q.Q8_0, raw, shape)
+        elif t.tensor_type == Q.MXFP4:
+            ht = _gguf_mxfp4_to_hurray(t.name, raw, shape)
         else:
             raise ConversionError(
                 f"GGUF tensor {t.name!r} is {t.tensor_type.name}, which Hurray's quantization "
-                "schemes cannot express exactly (Q8_0 and Q4_0 map onto block_affine; requantize "
-                "the model to one of those, or to F16/BF16/F32, first)")
+                "schemes cannot express exactly (Q8_0 and Q4_0 map onto block_affine, MXFP4 onto "
+                "mx; requantize the model to one of those, or to F16/BF16/F32, first)")
         b.tensors.append((t.name, ht))
         progress.update(int(t.n_bytes), t.name)
     progress.done()
@@ -367,12 +370,50 @@ def _gguf_block_to_hurray(name, q8, raw, shape):
         codes = np.ascontiguousarray(qs).tobytes()  # int8 qs[j] is element j
         dt = hurray.int8
     else:
-        q = np.concatenate([qs & 0x0F, qs >> 4], axis=1)  # elements 0..15, then 16..31
+        q = _nibbles_to_sequential(qs)  # elements 0..15, then 16..31
         c = q.astype(np.uint8) ^ 8  # q in 0..15 -> the nibble of the int4 code q - 8
-        codes = (c[:, 0::2] | (c[:, 1::2] << 4)).astype(np.uint8).tobytes()
+        codes = _pack_sequential(c).tobytes()
         dt = hurray.int4
     return hurray.Tensor([codes, scales], dt, shape,
                          quantization=hurray.BlockAffine(len(shape) - 1, QK, hurray.float16))
+
+
+def _nibbles_to_sequential(qs):
+    """GGUF's 4-bit block order (element j in the low nibble of byte j, element j + 16 in its
+    high nibble) -> one code per element, in element order."""
+    np = _need_numpy()
+    return np.concatenate([qs & 0x0F, qs >> 4], axis=1)
+
+
+def _pack_sequential(c):
+    """Codes (uint8 < 16, in element order, an even count per row) -> packed nibbles, element 0
+    in the low nibble (memory-layout.md § Sub-byte packing)."""
+    return (c[..., 0::2] | (c[..., 1::2] << 4)).astype("uint8")
+
+
+def _unpack_sequential(packed, n):
+    np = _need_numpy()
+    c = np.empty(n, dtype=np.uint8)
+    c[0::2], c[1::2] = packed & 0x0F, packed >> 4
+    return c
+
+
+def _gguf_mxfp4_to_hurray(name, raw, shape):
+    """MXFP4 (blocks of 32: one E8M0 byte e, 16 bytes of E2M1 codes in GGUF's nibble order;
+    value = E2M1(q) * 2^(e - 127)) -> float4_e2m1fn codes with the mx scheme
+    (quantization.md HR-QUANT-14): the same codes in element order, the e bytes as the
+    float8_e8m0fnu scales. GGUF reads e = 0xFF as 2^128, MX as NaN: such a block is refused."""
+    np = _need_numpy()
+    if not shape or shape[-1] % QK:
+        raise ConversionError(f"GGUF tensor {name!r}: the last extent {shape[-1:]} is not a "
+                              f"multiple of {QK}")
+    blocks = raw.reshape(-1, 1 + QK // 2)
+    if (blocks[:, 0] == 0xFF).any():
+        raise ConversionError(f"GGUF tensor {name!r}: an MXFP4 block scale 0xFF, which GGUF reads "
+                              "as 2^128 and MX (Hurray's mx scheme) as NaN")
+    codes = _pack_sequential(_nibbles_to_sequential(blocks[:, 1:])).tobytes()
+    return hurray.Tensor([codes, blocks[:, 0].tobytes()], hurray.float4_e2m1fn, shape,
+                         quantization=hurray.MX(len(shape) - 1, QK))
 
 
 def _hurray_block_to_gguf(name, t):
@@ -381,6 +422,20 @@ def _hurray_block_to_gguf(name, t):
     import gguf
     np = _need_numpy()
     q = t.quantization
+    if (isinstance(q, hurray.MX) and q.block_size == QK and q.axis == t.ndim - 1
+            and t.dtype == hurray.float4_e2m1fn and t.layout.name == "row_major"
+            and t.byte_offset == 0 and t.shape and t.shape[-1] % QK == 0):
+        n = math.prod(t.shape)
+        e = np.frombuffer(t.buffer(1), dtype=np.uint8, count=n // QK).reshape(-1, 1)
+        if (e == 0xFF).any():
+            raise ConversionError(f"tensor {name!r}: an mx block scale 0xFF (NaN), which GGUF's "
+                                  "MXFP4 would read as 2^128")
+        c = _unpack_sequential(np.frombuffer(t.buffer(0), dtype=np.uint8, count=n // 2), n)
+        c = c.reshape(-1, QK)
+        qs = c[:, :QK // 2] | (c[:, QK // 2:] << 4)
+        blocks = np.concatenate([e, qs], axis=1)
+        rows = tuple(t.shape[:-1]) + (t.shape[-1] // QK * blocks.shape[1],)
+        return gguf.GGMLQuantizationType.MXFP4, np.ascontiguousarray(blocks).reshape(rows)
     if not (isinstance(q, hurray.BlockAffine) and q.block_size == QK and q.axis == t.ndim - 1
             and q.zero_point_dtype is None and q.scale_dtype == hurray.float16
             and t.dtype in (hurray.int8, hurray.int4) and t.layout.name == "row_major"
@@ -393,9 +448,7 @@ def _hurray_block_to_gguf(name, t):
         qs = np.frombuffer(t.buffer(0), dtype=np.uint8, count=n).reshape(nblocks, QK)
         kind = gguf.GGMLQuantizationType.Q8_0
     else:
-        packed = np.frombuffer(t.buffer(0), dtype=np.uint8, count=n // 2)
-        c = np.empty(n, dtype=np.uint8)
-        c[0::2], c[1::2] = packed & 0x0F, packed >> 4
+        c = _unpack_sequential(np.frombuffer(t.buffer(0), dtype=np.uint8, count=n // 2), n)
         qv = (c ^ 8).reshape(nblocks, QK)  # the nibble of int4 code k -> q = k + 8 (mod 16)
         qs = qv[:, :QK // 2] | (qv[:, QK // 2:] << 4)
         kind = gguf.GGMLQuantizationType.Q4_0
@@ -598,7 +651,8 @@ def _write_gguf(b, path, progress, metadata_json):
                 raise ConversionError(
                     f"tensor {name!r} is quantized ({_quant_text(t.quantization)}); GGUF "
                     "expresses block_affine only as Q8_0 (int8) or Q4_0 (int4): blocks of 32 "
-                    "along the last axis, float16 scales, no zero point")
+                    "along the last axis, float16 scales, no zero point; and mx only as MXFP4 "
+                    "(float4_e2m1fn along the last axis)")
             kind, arr = got
             w.add_tensor(name, arr, raw_dtype=kind)
         else:
