@@ -49,14 +49,19 @@ static size_t memory_bound(size_t input) {
 
 /* ---- the oracle ---------------------------------------------------------------- */
 
-static void check_canonical(const struct hurray_item *it, const uint8_t *want, size_t len,
-                            const struct hurray_limits *lim) {
+/* The item, written again with the name and metadata the reader gave it (stream.md
+ * HR-STREAM-17, -18: an annotation frame before it), is the input's bytes of it. */
+static void check_canonical(const struct hurray_stream_reader *r, const struct hurray_item *it,
+                            const uint8_t *want, size_t len, const struct hurray_limits *lim) {
     struct hurray_stream_writer *w = NULL;
+    struct hurray_stream_annotation ann;
     const uint8_t *got = NULL;
     size_t n = 0;
     check(hurray_composite_validate(it, lim, NULL) == HURRAY_OK);
+    hurray_stream_reader_annotation(r, &ann);
+    check(!ann.name == !ann.name_len && !ann.metadata == !ann.metadata_count);
     if (hurray_stream_writer_create_memory(NULL, &w, NULL) != HURRAY_OK) return;
-    int st = hurray_stream_writer_write(w, it, NULL);
+    int st = hurray_stream_writer_write_annotated(w, it, &ann, NULL);
     if (st == HURRAY_E_NOMEM) {
         hurray_stream_writer_destroy(w);
         return;
@@ -81,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lim.max_composite_members = MAX_MEMBERS;
     lim.max_composite_depth = MAX_DEPTH;
     lim.max_descriptor_bytes = MAX_DESCRIPTOR;
+    lim.max_kv_bytes = MAX_DESCRIPTOR; /* an annotation's section (HR-STREAM-17) */
     hurray_stream_reader_options_init(&opt);
     opt.limits = &lim;
     opt.allocator = &a;
@@ -108,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         uint64_t end = hurray_stream_reader_offset(r);
         check(end > start && end <= size && (end - start) % 8 == 0);
-        check_canonical(it, data + start, (size_t)(end - start), &lim);
+        check_canonical(r, it, data + start, (size_t)(end - start), &lim);
         hurray_item_destroy(it);
         start = end;
     }

@@ -103,7 +103,7 @@ enum hc_kind hc_kind_from_name(const char *name);
 /* The first manifest schema_version that has the kind. */
 unsigned hc_kind_min_schema(enum hc_kind k);
 #define HC_SCHEMA_MIN 1u
-#define HC_SCHEMA_MAX 4u
+#define HC_SCHEMA_MAX 5u
 enum hc_expect { HC_EXPECT_VALID = 0, HC_EXPECT_INVALID = 1, HC_EXPECT_IMPL = 2,
                  HC_EXPECT_UNKNOWN = 3, HC_EXPECT_COUNT };
 
@@ -382,6 +382,12 @@ struct hc_item_exp {
     struct hc_stream_buffer_exp *buffers; /* heap */
     size_t member_count;                  /* composite */
     struct hc_item_exp *members;          /* heap, member_count */
+    /* schema 5, top-level items (stream.md HR-STREAM-18): the name (borrowed, not
+     * NUL-terminated; NULL when the item has none) and the metadata map (borrowed,
+     * schema-checked; NULL when none) */
+    const char *name;
+    size_t name_len;
+    const cbor_item_t *metadata;
 };
 
 struct hc_stream_exp {

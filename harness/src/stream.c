@@ -1,5 +1,5 @@
-/* Kind "stream" (schema 2, end states schema 4): a byte stream of frames
- * (docs/spec/stream.md).
+/* Kind "stream" (schema 2, end states schema 4, item names and metadata
+ * schema 5): a byte stream of frames (docs/spec/stream.md).
  *
  * A memory reader over the whole file (limits, cross_machine and
  * require_end_frame from "options", a counting allocator) reads items until
@@ -10,14 +10,16 @@
  *            SHA-256 and address (a multiple of its declared alignment and
  *            of 64, HR-STREAM-11), a composite's members recursively and
  *            each member's derived role (hurray_composite_member_role)
- *            against its descriptor's "role"; after item i the reader's
+ *            against its descriptor's "role"; a top-level item's "name" and
+ *            "metadata" (schema 5, HR-STREAM-18) against
+ *            hurray_stream_reader_annotation (none when absent); after item i the reader's
  *            offset is frame_offsets[i + 1]; then the end, reported again by
  *            a further read, with the end state "end" (HR-STREAM-13), at
  *            offset size ("eof") or just past the end frame ("end_frame",
  *            HR-STREAM-12: bytes after it are not read). With roundtrip, the
  *            re-written stream -- finished for "end_frame", abandoned for
  *            "eof" -- is the input up to that offset, byte for byte
- *            (HR-STREAM-10). Then the prefix sweep (HR-STREAM-4): a reader
+ *            (HR-STREAM-10; items re-written with their annotations). Then the prefix sweep (HR-STREAM-4): a reader
  *            over every prefix p < size yields the k items that end at or
  *            before p and then ends ("end_frame") once p holds the end frame,
  *            ends ("eof") if p is in frame_offsets and no end frame is
@@ -45,6 +47,7 @@
 struct parse_state {
     struct hc_log *log;
     size_t nodes;
+    unsigned schema_version;
 };
 
 static int item_parse(struct parse_state *ps, const char *base, const cbor_item_t *item,
@@ -109,16 +112,37 @@ static int members_parse(struct parse_state *ps, const char *base, const cbor_it
 
 static int item_parse(struct parse_state *ps, const char *base, const cbor_item_t *item,
                       struct hc_item_exp *x, unsigned depth) {
-    enum { IK_KIND, IK_DESC, IK_BUFFERS, IK_MEMBERS, IK_COUNT };
+    enum { IK_KIND, IK_DESC, IK_BUFFERS, IK_MEMBERS, IK_NAME, IK_METADATA, IK_COUNT };
     static const struct hc_key keys[IK_COUNT] = {[IK_KIND] = {"kind", HC_KEY_REQUIRED},
                                                  [IK_DESC] = {"descriptor", HC_KEY_REQUIRED},
                                                  [IK_BUFFERS] = {"buffers", 0},
-                                                 [IK_MEMBERS] = {"members", 0}};
+                                                 [IK_MEMBERS] = {"members", 0},
+                                                 [IK_NAME] = {"name", 0},
+                                                 [IK_METADATA] = {"metadata", 0}};
     struct hc_log *log = ps->log;
     const cbor_item_t *f[IK_COUNT];
     char p[HC_PATH_MAX];
     if (hc_map_fields(log, base, item, keys, IK_COUNT, f)) return -1;
     int bad = 0;
+    /* schema 5: a top-level item's name and metadata (stream.md HR-STREAM-18) */
+    if ((f[IK_NAME] || f[IK_METADATA]) && (ps->schema_version < 5 || depth != 1))
+        bad = hc_schema_fail(log, base, ps->schema_version < 5
+                                            ? "\"name\"/\"metadata\": schema 5 only (the manifest "
+                                              "has %u)"
+                                            : "\"name\"/\"metadata\" belong to top-level items "
+                                              "(schema %u)",
+                             ps->schema_version);
+    if (f[IK_NAME] &&
+        hc_get_tstr(log, hc_pathf(p, "%s.name", base), f[IK_NAME], &x->name, &x->name_len) == 0 &&
+        x->name_len == 0)
+        bad = hc_schema_fail(log, p, "an empty name (an item without one has no key \"name\")");
+    if (f[IK_METADATA]) {
+        if (hc_kv_map_parse(log, hc_pathf(p, "%s.metadata", base), f[IK_METADATA]) == 0 &&
+            cbor_map_size(f[IK_METADATA]) == 0)
+            bad = hc_schema_fail(log, p, "an empty map (an item without metadata has no key "
+                                         "\"metadata\")");
+        x->metadata = f[IK_METADATA];
+    }
     if (hc_tstr_equals(f[IK_KIND], "tensor") == 0) x->composite = 0;
     else if (hc_tstr_equals(f[IK_KIND], "composite") == 0) x->composite = 1;
     else
@@ -148,7 +172,7 @@ int hc_stream_decoded_parse(struct hc_log *log, const cbor_item_t *item, struct 
                                   {"end", v->schema_version >= 4 ? HC_KEY_REQUIRED : 0}};
     const cbor_item_t *f[3];
     struct hc_stream_exp *x = v->stream = calloc(1, sizeof *v->stream);
-    struct parse_state ps = {log, 0};
+    struct parse_state ps = {log, 0, v->schema_version};
     if (!x) return hc_schema_fail(log, "decoded", "out of memory");
     if (hc_map_fields(log, "decoded", item, keys, 3, f)) return -1;
     cbor_item_t **items;
@@ -229,6 +253,25 @@ void hc_stream_exp_free(struct hc_stream_exp *s) {
 }
 
 /* ------------------------------------------------------------ compare --- */
+
+/* HR-STREAM-18: the name and metadata the reader gives item i, against the
+ * oracle's (none on either side when the item has none). */
+static void cmp_annotation(struct hc_log *log, size_t i, const struct hc_item_exp *x,
+                           const struct hurray_stream_annotation *a) {
+    char p[HC_PATH_MAX];
+    hc_pathf(p, "decoded.items[%zu].name (hurray_stream_reader_annotation)", i);
+    if (!x->name != !a->name)
+        hc_fail(log, "%s: expected %s, got %s", p, x->name ? "a name" : "none",
+                a->name ? "a name" : "none");
+    else if (x->name)
+        hc_cmp_bytes(log, p, (const uint8_t *)x->name, x->name_len, (const uint8_t *)a->name,
+                     a->name_len);
+    struct hurray_kv got;
+    hurray_kv_init(&got);
+    got.entries = a->metadata;
+    got.count = a->metadata_count;
+    hc_kv_compare(log, hc_pathf(p, "decoded.items[%zu].metadata", i), x->metadata, &got);
+}
 
 static void cmp_item(struct hc_log *log, const char *base, const struct hc_item_exp *x,
                      const struct hurray_item *it, unsigned depth) {
@@ -386,6 +429,15 @@ static void frame_marks(const struct hc_item_exp *x, uint64_t *at, uint64_t *mar
     }
 }
 
+/* The bytes of an item's own frames (no annotation frame), from the oracle's sizes. */
+static void item_len(const struct hc_item_exp *x, uint64_t *len, unsigned depth) {
+    if (depth > HC_STREAM_MAX_DEPTH) return;
+    *len += HURRAY_STREAM_FRAME_HEADER_BYTES + x->desc->encoded_len;
+    for (size_t k = 0; k < x->member_count; k++) item_len(&x->members[k], len, depth + 1);
+    for (size_t b = 0; b < x->buffer_count; b++)
+        *len += x->buffers[b].size + (8 - x->buffers[b].size % 8) % 8;
+}
+
 static size_t count_marks(const struct hc_item_exp *x, unsigned depth) {
     size_t n = 2 + 2 * x->buffer_count;
     if (depth > HC_STREAM_MAX_DEPTH) return 0;
@@ -401,8 +453,14 @@ size_t *hc_stream_sweep_plan(const struct hc_vector *v, size_t *n, int *sampled)
     if (!marks) return NULL;
     for (size_t i = 0; i < x->frame_count; i++) marks[nm++] = x->frame_offsets[i];
     if (x->end == HURRAY_STREAM_END_FRAME) marks[nm++] = hc_stream_stop(v); /* past the end frame */
-    uint64_t at = 0;
-    for (size_t i = 0; i < x->item_count; i++) frame_marks(&x->items[i], &at, marks, &nm, cap, 0);
+    for (size_t i = 0; i < x->item_count; i++) {
+        /* an annotated item begins with its annotation frame (HR-STREAM-18): its first
+         * descriptor frame is where the item's own frames, counted back from its end, begin */
+        uint64_t len = 0, at;
+        item_len(&x->items[i], &len, 0);
+        at = x->frame_offsets[i + 1] >= len ? x->frame_offsets[i + 1] - len : x->frame_offsets[i];
+        frame_marks(&x->items[i], &at, marks, &nm, cap, 0);
+    }
     size_t *plan = hc_sweep_plan((size_t)v->size, HC_STREAM_SWEEP_FULL, marks, nm, n, sampled);
     free(marks);
     return plan;
@@ -506,15 +564,18 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
         if (vst != HURRAY_OK)
             hc_fail(log, "item %zu as yielded does not pass hurray_composite_validate: %s", count,
                     hc_describe(msg, sizeof msg, vst, &verr));
+        struct hurray_stream_annotation ann;
+        hurray_stream_reader_annotation(r, &ann);
         if (x && count < x->item_count) {
             cmp_item(log, hc_pathf(p, "decoded.items[%zu]", count), &x->items[count], it, 0);
+            cmp_annotation(log, count, &x->items[count], &ann);
             hc_cmp_u64(log, hc_pathf(p, "decoded.frame_offsets[%zu] (reader offset after item %zu)",
                                      count + 1, count),
                        x->frame_offsets[count + 1], end);
         }
         struct hurray_error werr;
         hurray_error_clear(&werr);
-        int wst = hurray_stream_writer_write(w, it, &werr);
+        int wst = hurray_stream_writer_write_annotated(w, it, &ann, &werr);
         if (wst != HURRAY_OK && rewrite_ok) {
             hc_fail(log, "rewrite: hurray_stream_writer_write refuses item %zu: %s", count,
                     hc_describe(msg, sizeof msg, wst, &werr));

@@ -370,14 +370,24 @@ void ht_put_buffer(struct hc_buf *b, const uint8_t *data, uint64_t size, int wit
     hc_cbor_bstr(b, digest, 32);
 }
 
-int ht_put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth) {
+static int put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth,
+                    const struct hurray_stream_annotation *a) {
     struct hurray_error err;
     size_t len = 0;
     if (!it || !it->descriptor || depth > 100) return -1;
     const struct hurray_descriptor *d = it->descriptor;
     if (hurray_descriptor_encoded_len(d, &len, &err) != HURRAY_OK) return -1;
     int composite = hurray_item_is_composite(it);
-    hc_cbor_map(b, 3);
+    int has_name = a && a->name, has_md = a && a->metadata_count;
+    hc_cbor_map(b, 3 + (size_t)has_name + (size_t)has_md);
+    if (has_name) { /* schema 5 (stream.md HR-STREAM-18) */
+        key(b, "name");
+        hc_cbor_tstrn(b, a->name, a->name_len);
+    }
+    if (has_md) {
+        key(b, "metadata");
+        ht_put_kv(b, a->metadata, a->metadata_count);
+    }
     key(b, "kind");
     hc_cbor_tstr(b, composite ? "composite" : "tensor");
     key(b, "descriptor");
@@ -386,7 +396,7 @@ int ht_put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth) 
         key(b, "members");
         hc_cbor_array(b, it->member_count);
         for (uint32_t k = 0; k < it->member_count; k++)
-            if (ht_put_item(b, it->members[k], depth + 1)) return -1;
+            if (put_item(b, it->members[k], depth + 1, NULL)) return -1;
         return 0;
     }
     key(b, "buffers");
@@ -395,4 +405,13 @@ int ht_put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth) 
         ht_put_buffer(b, it->buffers ? it->buffers[i].data : NULL,
                       it->buffers ? it->buffers[i].size : 0, 0, 0);
     return 0;
+}
+
+int ht_put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth) {
+    return put_item(b, it, depth, NULL);
+}
+
+int ht_put_stream_item(struct hc_buf *b, const struct hurray_item *it,
+                       const struct hurray_stream_annotation *a) {
+    return put_item(b, it, 0, a);
 }

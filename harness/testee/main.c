@@ -422,8 +422,11 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
         o->items++;
         if (want_values) {
             struct hurray_error werr;
-            if (ht_put_item(&items, it, 0)) internal = 1;
-            if (!w || hurray_stream_writer_write(w, it, &werr) != HURRAY_OK) internal = 1;
+            struct hurray_stream_annotation ann;
+            hurray_stream_reader_annotation(r, &ann);
+            if (ht_put_stream_item(&items, it, &ann)) internal = 1;
+            if (!w || hurray_stream_writer_write_annotated(w, it, &ann, &werr) != HURRAY_OK)
+                internal = 1;
             hc_cbor_uint(&offsets, hurray_stream_reader_offset(r));
         }
         hurray_item_destroy(it);

@@ -22,6 +22,10 @@ void ht_put_quant(struct hc_buf *b, const struct hurray_quant *q);
 void ht_put_kv(struct hc_buf *b, const struct hurray_kv_entry *entries, size_t count);
 /* A stream item map (tensor: descriptor and buffers; composite: members). */
 int ht_put_item(struct hc_buf *b, const struct hurray_item *it, unsigned depth);
+/* A top-level stream item map with its "name" and "metadata" when it has them
+ * (schema 5, stream.md HR-STREAM-18). */
+int ht_put_stream_item(struct hc_buf *b, const struct hurray_item *it,
+                       const struct hurray_stream_annotation *a);
 /* {"size": n, "sha256": h'..'} and the file variant with an offset. */
 void ht_put_buffer(struct hc_buf *b, const uint8_t *data, uint64_t size, int with_offset,
                    uint64_t offset);

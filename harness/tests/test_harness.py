@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 HARNESS = os.environ.get("HURRAY_HARNESS", os.path.join(ROOT, "build", "harness",
                                                         "hurray-conformance"))
 WRAPPER = shlex.split(os.environ.get("HURRAY_HARNESS_WRAPPER", ""))
+TESTEE = os.environ.get("HURRAY_TESTEE", os.path.join(ROOT, "build", "harness", "hurray-testee"))
 
 sys.path.insert(0, HERE)
 import make_test_corpus  # noqa: E402
@@ -391,7 +392,7 @@ def test_unknown_top_level_key(work):
     (b"\x81" * 3000 + b"\x00", "hurray-conformance:"),  # deep nesting, complete
     (cbor2.dumps([1, 2, 3]), "top level is not a map"),
     (cbor2.dumps({"format": "other"}), '"format" is not "hurray-conformance"'),
-    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 5}), "schema_version"),
+    (cbor2.dumps({"format": "hurray-conformance", "schema_version": 6}), "schema_version"),
     (cbor2.dumps({"format": "hurray-conformance", "schema_version": 0}), "schema_version"),
     (cbor2.dumps({"format": "hurray-conformance", "schema_version": 1}),
      '"vectors" is missing or not an array'),
@@ -709,3 +710,33 @@ def test_stream_end_states_need_schema_4(work):
     save(d, m)
     r = run(d)
     assert set(r.fails) == {valid[0]}, r.out
+
+
+@pytest.mark.parametrize("through_testee", [False, True])
+def test_stream_names_need_schema_5(work, through_testee):
+    """A top-level stream item's "name" and "metadata" (stream.md HR-STREAM-18) are schema 5:
+    an older manifest that carries them fails the vector; in a schema-5 manifest they are
+    compared with what the reader gives (here: items without annotations, so a name or a
+    map the oracle claims is a failure, in process and through the testee)."""
+    d, m = work
+    args = ("--testee", TESTEE) if through_testee else ()
+    valid = [v["id"] for v in m["vectors"] if v["kind"] == "stream" and v["expect"] == "valid"
+             and v["decoded"]["items"]]
+    m["schema_version"] = 4
+    for v in m["vectors"]:
+        if v["kind"] == "stream" and v["expect"] == "valid":
+            v["decoded"]["end"] = "eof"
+    vec(m, valid[0])["decoded"]["items"][0]["name"] = "w"
+    save(d, m)
+    r = run(d)
+    assert set(r.fails) == {valid[0]}, r.out
+    assert "schema 5 only (the manifest has 4)" in r.fails[valid[0]], r.fails
+    m["schema_version"] = 5
+    vec(m, valid[1])["decoded"]["items"][0]["metadata"] = {"unit": {"string": "m"}}
+    save(d, m)
+    r = run(d, *args)
+    assert set(r.fails) == {valid[0], valid[1]}, r.out
+    vec(m, valid[0])["decoded"]["items"][0].pop("name")
+    vec(m, valid[1])["decoded"]["items"][0].pop("metadata")
+    save(d, m)
+    assert run(d, *args).code == 0

@@ -1086,3 +1086,146 @@ def stream_of_finished(items) -> bytes:
         w.write(it)
     w.finish()
     return w.getvalue()
+
+
+# ---- names and metadata (stream.md HR-STREAM-17, HR-STREAM-18; revision 3) ----------------------
+
+
+def test_REQ_STREAM_NAMES_round_trip_HR_STREAM_17():
+    t, c = tensor(4), partition()
+    md = {"unit": "m", "step": 3, "scale": 0.5, "flags": [True, b"\x00\x01", "x"], "raw": b"ab"}
+    w = StreamWriter()
+    w.write(t, name="encoder.weight", metadata=md)
+    w.write(t)  # unannotated: exactly a revision-2 frame
+    w.write(c, name="grid")
+    w.write(t, metadata={"only": "metadata"})
+    w.finish()
+    data = w.getvalue()
+    r = StreamReader(data)
+    got = list(r.items())
+    assert [g.name for g in got] == ["encoder.weight", None, "grid", None]
+    assert [g.metadata for g in got] == [md, {}, {}, {"only": "metadata"}]
+    assert same(got[0].value, t) and same(got[2].value, c)
+    assert isinstance(got[2].value, hurray.Composite)
+    name, value, metadata = got[0]  # a StreamItem unpacks like a tuple
+    assert (name, metadata) == ("encoder.weight", md) and isinstance(got[0], hurray.StreamItem)
+    assert r.end == "end_frame"
+    # plain iteration is unchanged: the values alone
+    assert [type(v) for v in StreamReader(data)] == [Tensor, Tensor, hurray.Composite, Tensor]
+    # rewriting the items with their annotations reproduces the stream byte for byte
+    w2 = StreamWriter()
+    for g in got:
+        w2.write(g.value, name=g.name, metadata=g.metadata)
+    w2.finish()
+    assert w2.getvalue() == data
+
+
+def test_REQ_STREAM_NAMES_unannotated_stream_is_unchanged_HR_STREAM_17():
+    t = tensor(4)
+    plain = stream_of([t, t])
+    w = StreamWriter()
+    w.write(t, name=None, metadata=None)
+    w.write(t, metadata={})  # an empty map is no metadata: no annotation frame
+    assert w.getvalue() == plain
+    r = StreamReader(plain)
+    first = r.read_item()
+    assert first.name is None and first.metadata == {}
+    assert r.read_item() is not None
+    assert r.read_item() is None and r.read_item() is None  # the end, repeatedly
+    assert r.end == "eof"
+
+
+def test_REQ_STREAM_NAMES_worked_example_bytes_HR_STREAM_17():
+    """stream.md § Annotation frame, worked example: "w", {"unit": "m"}: 72 bytes."""
+    t = Tensor(struct.pack("<6f", 1, 2, 3, 4, 5, 6), hurray.float32, (2, 3))
+    w = StreamWriter()
+    w.write(t, name="w", metadata={"unit": "m"})
+    data = w.getvalue()
+    assert data[:72] == bytes.fromhex(
+        "4852534604000000" "0100000000000000" "2800000000000000" "7700000000000000"
+        "0100000000000000" "0400000005000000" "756e697400000000" "0100000000000000"
+        "6d00000000000000")
+    assert data[72:] == stream_of([t])
+
+
+@pytest.mark.parametrize("name,exc", [("", StreamError), ("a\x00b", StreamError),
+                                      ("x" * 70000, StreamError), (b"bytes", TypeError),
+                                      (5, TypeError), ("\udc80", UnicodeEncodeError)])
+def test_REQ_STREAM_NAMES_bad_name_writes_nothing(name, exc):
+    w = StreamWriter()
+    with pytest.raises(exc):
+        w.write(tensor(), name=name)
+    assert w.getvalue() == b"" and w.offset == 0
+    w.write(tensor(), name="fine")  # the writer stays usable
+    assert w.getvalue()[:5] == b"HRSF\x04"
+
+
+@pytest.mark.parametrize("metadata,exc", [({"k": (1,)}, TypeError), ({1: 2}, TypeError),
+                                          ({"": 1}, StreamError), ({"k": 2 ** 64}, Exception),
+                                          ([("k", 1)], TypeError)])
+def test_REQ_STREAM_NAMES_bad_metadata_writes_nothing(metadata, exc):
+    w = StreamWriter()
+    with pytest.raises(exc):
+        w.write(tensor(), metadata=metadata)
+    assert w.getvalue() == b""
+
+
+def test_REQ_STREAM_NAMES_hostile_annotations_are_stream_errors_HR_STREAM_18():
+    t = tensor(4)
+    w = StreamWriter()
+    w.write(t, name="w")
+    data = w.getvalue()  # 32-byte annotation frame, then the tensor frame
+    end = b"HRSF\x03\x00\x00\x00"
+    cases = {
+        "annotation then end frame": data[:32] + end,
+        "two annotations": data[:32] + data,
+        "annotation then nothing": data[:32],
+        "cut inside the annotation": data[:20],
+        "name_length over the limit": data[:8] + struct.pack("<I", 1 << 20) + data[12:],
+        "kv_length not a multiple of 8": data[:16] + struct.pack("<Q", 12) + data[24:],
+        "neither name nor metadata": data[:8] + bytes(16) + data[32:],
+        "name padding": data[:25] + b"\x01" + data[26:],
+    }
+    for what, bad in cases.items():
+        items = []
+        with pytest.raises(StreamError) as ei:
+            for it in StreamReader(bad).items():
+                items.append(it)
+        assert items == [], what
+        assert ei.value.field in ("frame.kind", "item", "annotation", "annotation.name_length",
+                                  "annotation.kv_length", "annotation.name.padding"), (what, ei.value.field)
+    # an older reader's view: the frame kind 0x04 is what revision 2 refused as reserved;
+    # this reader refuses 0x05, the next reserved kind
+    with pytest.raises(StreamError, match="frame.kind"):
+        list(StreamReader(data[:4] + b"\x05" + data[5:]))
+
+
+def test_REQ_STREAM_NAMES_over_a_pipe_between_threads():
+    r_fd, w_fd = os.pipe()
+    t = tensor(1024)
+
+    def produce():
+        with os.fdopen(w_fd, "wb", buffering=0) as f, StreamWriter(f) as w:
+            for i in range(20):
+                w.write(t, name=f"t{i}", metadata={"i": i})
+
+    th = threading.Thread(target=produce)
+    th.start()
+    with os.fdopen(r_fd, "rb", buffering=0) as f:
+        got = [(it.name, it.metadata["i"]) for it in StreamReader(f).items()]
+    th.join()
+    assert got == [(f"t{i}", i) for i in range(20)]
+
+
+def test_REQ_STREAM_NAMES_refcounts_and_lifetime():
+    w = StreamWriter()
+    md = {"k": "v"}
+    name = "a-name-not-interned-" + str(os.getpid())
+    before = sys.getrefcount(md), sys.getrefcount(name)
+    for _ in range(100):
+        w.write(tensor(2), name=name, metadata=md)
+    assert (sys.getrefcount(md), sys.getrefcount(name)) == before
+    r = StreamReader(w.getvalue())
+    it = r.read_item()
+    del r  # the item outlives its reader
+    assert it.name == name and it.metadata == md and it.value.shape == (2,)

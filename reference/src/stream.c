@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "item_internal.h"
+#include "kv_internal.h"
 #include "os.h"
 
 #if defined(__STDC_NO_ATOMICS__)
@@ -33,6 +34,10 @@
 #define WRITE_STAGING_BYTES (64u * 1024u)
 #define DESC_PREFIX_BYTES 16u /* what hurray_descriptor_peek_length needs */
 #define MAX_DEPTH HURRAY_MAX_COMPOSITE_DEPTH_FORMAT
+/* An annotation's KV bytes are committed as they arrive: the first step, then
+ * doubling (HR-STREAM-17: at most twice what arrived plus 64 KiB). */
+#define ANN_KV_FIRST_STEP (64u * 1024u)
+#define ANN_HEAD_REST (HURRAY_STREAM_ANNOTATION_HEAD_BYTES - HURRAY_STREAM_FRAME_HEADER_BYTES)
 
 static const uint8_t zeros[8];
 static const uint8_t end_frame[HURRAY_STREAM_END_FRAME_BYTES] = {'H', 'R', 'S', 'F',
@@ -71,6 +76,9 @@ enum stage {
     ST_DESC_BODY,   /* the rest of the descriptor */
     ST_BUFFER,      /* buffer data, straight into the item's buffer */
     ST_PAD,         /* the buffer's zero padding */
+    ST_ANN_HEAD,    /* an annotation frame's bytes 8..23 (HR-STREAM-17) */
+    ST_ANN_NAME,    /* its name and padding */
+    ST_ANN_KV,      /* its KV section, committed as it arrives */
     ST_ITEM_DONE,   /* a top-level item is complete */
     ST_END,         /* clean end of the stream */
     ST_FAILED,      /* sticky error */
@@ -134,6 +142,22 @@ struct hurray_stream_reader {
     uint32_t depth;
     uint64_t member_total; /* HR-COMP-9, over the current top-level item */
 
+    /* annotations (HR-STREAM-17, -18): the one being read or pending (read,
+     * its item next), and the one of the item next() last yielded */
+    uint8_t ann_head[ANN_HEAD_REST];
+    uint32_t ann_name_len;
+    uint64_t ann_kv_len;
+    uint8_t *ann_name; /* name + padding; swapped with cur_name at yield */
+    size_t ann_name_cap;
+    uint8_t *ann_kv; /* the section's bytes so far */
+    size_t ann_kv_cap;
+    int ann_pending;
+    struct hurray_kv pend_kv;
+    uint8_t *cur_name;
+    size_t cur_name_cap;
+    uint32_t cur_name_len;
+    struct hurray_kv cur_kv;
+
     int status; /* sticky failure */
     struct hurray_error error;
 };
@@ -170,6 +194,8 @@ static int reader_new(const struct hurray_stream_reader_options *opt, int read_a
     atomic_init(&r->state, 0u);
     atomic_init(&r->offset_seen, 0u);
     atomic_init(&r->end, HURRAY_STREAM_NOT_ENDED);
+    hurray_kv_init(&r->pend_kv);
+    hurray_kv_init(&r->cur_kv);
     r->stage = ST_FRAME;
     if (read_ahead) {
         r->ahead = hri_alloc(a, READ_AHEAD_BYTES);
@@ -251,8 +277,19 @@ int hurray_stream_reader_create_callback(hurray_stream_read_fn read, void *ctx,
 
 /* ---- failure --------------------------------------------------------------------- */
 
+/* Drops the annotation being read or pending (HR-STREAM-18). */
+static void drop_annotation(struct hurray_stream_reader *r) {
+    r->ann_pending = 0;
+    r->ann_name_len = 0;
+    hurray_kv_reset(&r->pend_kv);
+    hri_free(r->allocator, r->ann_kv, r->ann_kv_cap);
+    r->ann_kv = NULL;
+    r->ann_kv_cap = 0;
+}
+
 /* Drops the item being read (items already yielded are the caller's). */
 static void drop_partial(struct hurray_stream_reader *r) {
+    drop_annotation(r);
     hurray_item_destroy(r->root);
     r->root = NULL;
     r->tensor = NULL;
@@ -310,6 +347,18 @@ static void parser_want(struct hurray_stream_reader *r, uint8_t **dst, size_t *n
         *dst = r->pad + r->filled;
         *n = r->pad_len - r->filled;
         break;
+    case ST_ANN_HEAD:
+        *dst = r->ann_head + r->filled;
+        *n = sizeof r->ann_head - r->filled;
+        break;
+    case ST_ANN_NAME:
+        *dst = r->ann_name + r->filled;
+        *n = (size_t)r->ann_name_len + hri_pad8(r->ann_name_len) - r->filled;
+        break;
+    case ST_ANN_KV: /* up to what is committed; part_complete commits more */
+        *dst = r->ann_kv + r->filled;
+        *n = r->ann_kv_cap - r->filled;
+        break;
     default:
         *dst = NULL;
         *n = 0;
@@ -326,7 +375,7 @@ static int check_frame_header(const uint8_t *h, uint8_t *kind, struct hurray_err
                h[2], h[3]);
     *kind = h[4];
     int named = *kind == HURRAY_FRAME_TENSOR || *kind == HURRAY_FRAME_COMPOSITE ||
-                *kind == HURRAY_FRAME_END;
+                *kind == HURRAY_FRAME_END || *kind == HURRAY_FRAME_ANNOTATION;
     HR_TRY(hri_check_tag_kind(hri_tag_kind_plain(*kind, named), *kind, 0, "frame.kind", e));
     for (unsigned i = 5; i < HURRAY_STREAM_FRAME_HEADER_BYTES; i++)
         HR_FAIL_IF(h[i] != 0, e, HURRAY_E_RESERVED_NONZERO, "frame.reserved",
@@ -544,9 +593,143 @@ static int on_end_frame(struct hurray_stream_reader *r, struct hurray_error *e) 
                            "(HR-STREAM-12)",
                            (unsigned long)top->next, (unsigned long)top->item->member_count);
     }
+    HR_FAIL_IF(r->ann_pending, e, HURRAY_E_CONSTRAINT, "frame.kind",
+               "frame.kind: an end frame (0x03) right after an annotation frame: the item it "
+               "annotates is missing (HR-STREAM-18)");
     r->stage = ST_END;
     r->ended = HURRAY_STREAM_END_FRAME;
     return HURRAY_OK;
+}
+
+/* ---- annotation frames (HR-STREAM-17, -18) ------------------------------------------- */
+
+/* Step 2b: an annotation frame where one may stand: outside a composite, not
+ * right after another. */
+static int on_annotation_frame(struct hurray_stream_reader *r, struct hurray_error *e) {
+    if (r->depth > 0) {
+        const struct open_head *top = &r->heads[r->depth - 1];
+        return hri_fail_at(e, HURRAY_E_CONSTRAINT, r->frame_start + 4, "frame.kind",
+                           "frame.kind: an annotation frame (0x04) where member %lu of a "
+                           "composite of %lu is due: only top-level items are annotated "
+                           "(HR-STREAM-18)",
+                           (unsigned long)top->next, (unsigned long)top->item->member_count);
+    }
+    HR_FAIL_IF(r->ann_pending, e, HURRAY_E_CONSTRAINT, "frame.kind",
+               "frame.kind: an annotation frame (0x04) right after another: an item has at "
+               "most one (HR-STREAM-18)");
+    r->stage = ST_ANN_HEAD;
+    r->filled = 0;
+    return HURRAY_OK;
+}
+
+static int annotation_done(struct hurray_stream_reader *r) {
+    hri_free(r->allocator, r->ann_kv, r->ann_kv_cap);
+    r->ann_kv = NULL;
+    r->ann_kv_cap = 0;
+    r->ann_pending = 1;
+    begin_frame(r);
+    return HURRAY_OK;
+}
+
+/* The section's first step is committed now; more as bytes arrive. */
+static int begin_ann_kv(struct hurray_stream_reader *r, struct hurray_error *e) {
+    if (r->ann_kv_len == 0) return annotation_done(r);
+    size_t cap = r->ann_kv_len < ANN_KV_FIRST_STEP ? (size_t)r->ann_kv_len : ANN_KV_FIRST_STEP;
+    r->ann_kv = hri_alloc(r->allocator, cap);
+    HR_FAIL_IF(!r->ann_kv, e, HURRAY_E_NOMEM, "annotation.metadata",
+               "annotation.metadata: cannot allocate %zu bytes", cap);
+    r->ann_kv_cap = cap;
+    r->stage = ST_ANN_KV;
+    r->filled = 0;
+    return HURRAY_OK;
+}
+
+/* Bytes 8..23 in offset order: name_length against its limit, reserved,
+ * kv_length against its rules, not both zero -- before anything is set aside (HR-STREAM-7). */
+static int on_ann_head(struct hurray_stream_reader *r, struct hurray_error *e) {
+    const uint8_t *h = r->ann_head;
+    uint32_t name_len = hri_load_u32le(h);
+    uint64_t kv_len = hri_load_u64le(h + 8);
+    if (name_len > r->limits.max_name_bytes)
+        return hri_fail_at(e, HURRAY_E_LIMIT, r->frame_start + 8, "annotation.name_length",
+                           "annotation.name_length: %lu exceeds max_name_bytes %lu "
+                           "(HR-STREAM-17)",
+                           (unsigned long)name_len, (unsigned long)r->limits.max_name_bytes);
+    for (unsigned i = 4; i < 8; i++)
+        if (h[i] != 0)
+            return hri_fail_at(e, HURRAY_E_RESERVED_NONZERO, r->frame_start + 8 + i,
+                               "annotation.reserved",
+                               "annotation.reserved: byte %u is 0x%02X, not zero (HR-STREAM-17)",
+                               8 + i, h[i]);
+    if (kv_len % 8 != 0)
+        return hri_fail_at(e, HURRAY_E_LENGTH, r->frame_start + 16, "annotation.kv_length",
+                           "annotation.kv_length: %llu is not a multiple of 8 (HR-STREAM-17)",
+                           (unsigned long long)kv_len);
+    if (kv_len > r->limits.max_kv_bytes || kv_len > SIZE_MAX)
+        return hri_fail_at(e, HURRAY_E_LIMIT, r->frame_start + 16, "annotation.kv_length",
+                           "annotation.kv_length: %llu exceeds max_kv_bytes %llu "
+                           "(HR-STREAM-17)",
+                           (unsigned long long)kv_len,
+                           (unsigned long long)r->limits.max_kv_bytes);
+    if (name_len == 0 && kv_len == 0)
+        return hri_fail_at(e, HURRAY_E_CONSTRAINT, r->frame_start + 8, "annotation",
+                           "annotation: neither a name nor metadata; an item with neither has "
+                           "no annotation frame (HR-STREAM-17)");
+    r->ann_name_len = name_len;
+    r->ann_kv_len = kv_len;
+    if (name_len == 0) return begin_ann_kv(r, e);
+    size_t need = (size_t)name_len + hri_pad8(name_len); /* <= 2^32 + 6 */
+    if (need > r->ann_name_cap) {
+        hri_free(r->allocator, r->ann_name, r->ann_name_cap);
+        r->ann_name_cap = 0;
+        r->ann_name = hri_alloc(r->allocator, need);
+        HR_FAIL_IF(!r->ann_name, e, HURRAY_E_NOMEM, "annotation.name",
+                   "annotation.name: cannot allocate %zu bytes", need);
+        r->ann_name_cap = need;
+    }
+    r->stage = ST_ANN_NAME;
+    r->filled = 0;
+    return HURRAY_OK;
+}
+
+static int on_ann_name(struct hurray_stream_reader *r, struct hurray_error *e) {
+    uint64_t at_name = r->frame_start + HURRAY_STREAM_ANNOTATION_HEAD_BYTES;
+    HR_TRY(hri_name_check(r->ann_name, r->ann_name_len, r->limits.max_name_bytes,
+                          "annotation.name", at_name, e));
+    for (size_t i = r->ann_name_len; i < r->filled; i++)
+        if (r->ann_name[i] != 0)
+            return hri_fail_at(e, HURRAY_E_RESERVED_NONZERO, at_name + i,
+                               "annotation.name.padding",
+                               "annotation.name.padding: byte %zu is 0x%02X, not zero "
+                               "(HR-STREAM-17)",
+                               i - r->ann_name_len, r->ann_name[i]);
+    return begin_ann_kv(r, e);
+}
+
+/* A committed step of the section is full: commit the next (doubling), or,
+ * with the whole section in, decode it strictly under the reader's limits. */
+static int on_ann_kv(struct hurray_stream_reader *r, struct hurray_error *e) {
+    if (r->filled < r->ann_kv_len) {
+        size_t cap = r->ann_kv_len - r->ann_kv_cap < r->ann_kv_cap ? (size_t)r->ann_kv_len
+                                                                     : 2 * r->ann_kv_cap;
+        uint8_t *p = hri_alloc(r->allocator, cap);
+        HR_FAIL_IF(!p, e, HURRAY_E_NOMEM, "annotation.metadata",
+                   "annotation.metadata: cannot allocate %zu bytes", cap);
+        memcpy(p, r->ann_kv, r->filled);
+        hri_free(r->allocator, r->ann_kv, r->ann_kv_cap);
+        r->ann_kv = p;
+        r->ann_kv_cap = cap;
+        return HURRAY_OK;
+    }
+    uint64_t base = r->frame_start + HURRAY_STREAM_ANNOTATION_HEAD_BYTES + r->ann_name_len +
+                    hri_pad8(r->ann_name_len);
+    HR_TRY(hri_kv_decode_section(r->ann_kv, (size_t)r->ann_kv_len, &r->limits, r->allocator,
+                                 HURRAY_E_LENGTH, base, &r->pend_kv, e));
+    if (r->pend_kv.count == 0)
+        return hri_fail_at(e, HURRAY_E_CONSTRAINT, base, "annotation.metadata",
+                           "annotation.metadata: entry_count 0; an empty map is written as no "
+                           "section (HR-STREAM-17)");
+    return annotation_done(r);
 }
 
 /* The current part is complete: its checks, then the next stage. */
@@ -556,6 +739,7 @@ static int part_complete(struct hurray_stream_reader *r, struct hurray_error *e)
     case ST_FRAME:
         HR_TRY(at(check_frame_header(r->frame_header, &kind, e), e, r->frame_start));
         if (kind == HURRAY_FRAME_END) return on_end_frame(r, e);
+        if (kind == HURRAY_FRAME_ANNOTATION) return on_annotation_frame(r, e);
         r->stage = ST_DESC_PREFIX;
         r->filled = 0;
         return HURRAY_OK;
@@ -567,6 +751,9 @@ static int part_complete(struct hurray_stream_reader *r, struct hurray_error *e)
     case ST_DESC_BODY: return on_descriptor(r, e);
     case ST_BUFFER: return on_buffer(r, e);
     case ST_PAD: return on_pad(r, e);
+    case ST_ANN_HEAD: return on_ann_head(r, e);
+    case ST_ANN_NAME: return on_ann_name(r, e);
+    case ST_ANN_KV: return on_ann_kv(r, e);
     default: return hri_fail(e, HURRAY_E_INTERNAL, "stage", "stream reader: stage %d",
                              (int)r->stage);
     }
@@ -588,6 +775,10 @@ static int parser_advance(struct hurray_stream_reader *r, size_t n, struct hurra
  * composite, TRUNCATED anywhere else. */
 static int parser_eof(struct hurray_stream_reader *r, struct hurray_error *e) {
     char f[HURRAY_ERROR_FIELD_MAX];
+    if (r->stage == ST_FRAME && r->filled == 0 && r->depth == 0 && r->ann_pending)
+        return hri_fail(e, HURRAY_E_TRUNCATED, "item",
+                        "item: the input ends after an annotation frame, before the item it "
+                        "annotates (HR-STREAM-18)");
     if (r->stage == ST_FRAME && r->filled == 0 && r->depth == 0) {
         if (r->require_end_frame)
             return hri_fail(e, HURRAY_E_TRUNCATED, "end",
@@ -616,6 +807,19 @@ static int parser_eof(struct hurray_stream_reader *r, struct hurray_error *e) {
     case ST_DESC_BODY:
         return hri_fail(e, HURRAY_E_TRUNCATED, "descriptor",
                         "descriptor: the input ends %zu bytes into the descriptor", r->filled);
+    case ST_ANN_HEAD:
+        return hri_fail(e, HURRAY_E_TRUNCATED, "annotation",
+                        "annotation: the input ends %zu bytes into the annotation frame's head",
+                        r->filled + HURRAY_STREAM_FRAME_HEADER_BYTES);
+    case ST_ANN_NAME:
+        return hri_fail(e, HURRAY_E_TRUNCATED, "annotation.name",
+                        "annotation.name: the input ends %zu bytes into the name and its "
+                        "padding",
+                        r->filled);
+    case ST_ANN_KV:
+        return hri_fail(e, HURRAY_E_TRUNCATED, "annotation.metadata",
+                        "annotation.metadata: the input ends after %zu of its %llu bytes",
+                        r->filled, (unsigned long long)r->ann_kv_len);
     case ST_BUFFER:
         hri_fieldf(f, "buffers[%u]", r->buffer_index);
         return hri_fail(e, HURRAY_E_TRUNCATED, f,
@@ -692,6 +896,8 @@ static void reader_release(struct hurray_stream_reader *r) {
 static int reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
                        struct hurray_error *err) {
     struct hurray_error e;
+    r->cur_name_len = 0; /* the previous item's annotation ends here (HR-STREAM-18) */
+    hurray_kv_reset(&r->cur_kv);
     if (r->stage == ST_END || r->stage == ST_CLOSED) return HURRAY_OK;
     if (r->stage == ST_FAILED) {
         if (err) *err = r->error;
@@ -706,6 +912,18 @@ static int reader_next(struct hurray_stream_reader *r, struct hurray_item **out,
         return status;
     }
     if (r->stage == ST_ITEM_DONE) {
+        if (r->ann_pending) { /* the item's annotation becomes the yielded one */
+            uint8_t *name = r->cur_name;
+            size_t cap = r->cur_name_cap;
+            r->cur_name = r->ann_name;
+            r->cur_name_cap = r->ann_name_cap;
+            r->cur_name_len = r->ann_name_len;
+            r->ann_name = name;
+            r->ann_name_cap = cap;
+            hurray_kv_move(&r->cur_kv, &r->pend_kv);
+            r->ann_pending = 0;
+            r->ann_name_len = 0;
+        }
         *out = r->root;
         r->root = NULL;
         r->tensor = NULL;
@@ -743,6 +961,19 @@ uint64_t hurray_stream_reader_offset(const struct hurray_stream_reader *r) {
     return r ? atomic_load_explicit(&r->offset_seen, memory_order_relaxed) : 0;
 }
 
+void hurray_stream_reader_annotation(const struct hurray_stream_reader *r,
+                                     struct hurray_stream_annotation *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!r) return;
+    if (r->cur_name_len) {
+        out->name = (const char *)r->cur_name;
+        out->name_len = r->cur_name_len;
+    }
+    out->metadata = r->cur_kv.count ? r->cur_kv.entries : NULL;
+    out->metadata_count = r->cur_kv.count;
+}
+
 int hurray_stream_reader_end(const struct hurray_stream_reader *r) {
     return r ? atomic_load(&r->end) : HURRAY_STREAM_NOT_ENDED;
 }
@@ -765,6 +996,10 @@ void hurray_stream_reader_destroy(struct hurray_stream_reader *r) {
     hri_os_waker_destroy(r->waker);
     hri_free(a, r->desc, r->desc_cap);
     hri_free(a, r->ahead, r->ahead ? READ_AHEAD_BYTES : 0);
+    drop_annotation(r);
+    hurray_kv_reset(&r->cur_kv);
+    hri_free(a, r->ann_name, r->ann_name_cap);
+    hri_free(a, r->cur_name, r->cur_name_cap);
     hri_free(a, r, sizeof *r);
 }
 
@@ -1032,17 +1267,79 @@ static int writer_usable(const struct hurray_stream_writer *w, struct hurray_err
     return w->status;
 }
 
+/* HR-STREAM-17: the annotation's name (HR-KV-6 under the format maximum)
+ * and the length of its canonical KV section, checked before anything is
+ * written; *frame_len 0 when there is nothing to annotate. */
+static int check_annotation(const struct hurray_stream_writer *w,
+                            const struct hurray_stream_annotation *a, uint64_t *kv_len,
+                            uint64_t *frame_len, struct hurray_error *err) {
+    *kv_len = 0;
+    *frame_len = 0;
+    int has_name = a && (a->name != NULL || a->name_len != 0);
+    if (!a || (!has_name && a->metadata_count == 0)) return HURRAY_OK;
+    if (has_name) { /* a given name is a name: non-empty (HR-KV-6) */
+        HR_FAIL_IF(!a->name, err, HURRAY_E_ARGUMENT, "name",
+                   "name: NULL with name_len %lu", (unsigned long)a->name_len);
+        HR_TRY(hri_name_check((const uint8_t *)a->name, a->name_len, UINT16_MAX, "name",
+                              UINT64_MAX, err));
+    }
+    if (a->metadata_count) {
+        HR_FAIL_IF(!a->metadata, err, HURRAY_E_ARGUMENT, "metadata",
+                   "metadata: NULL with metadata_count %zu", a->metadata_count);
+        HR_TRY(hurray_kv_encoded_len(a->metadata, a->metadata_count, w->allocator, kv_len, err));
+        HR_FAIL_IF(*kv_len > SIZE_MAX, err, HURRAY_E_NOMEM, "metadata",
+                   "metadata: %llu bytes exceed the address space", (unsigned long long)*kv_len);
+    }
+    *frame_len = HURRAY_STREAM_ANNOTATION_HEAD_BYTES + (uint64_t)a->name_len +
+                 hri_pad8(a->name_len) + *kv_len;
+    return HURRAY_OK;
+}
+
+/* The annotation frame: head, name and padding, the canonical section
+ * (encoded into the scratch, which reserve sized for it). */
+static int emit_annotation(struct hurray_stream_writer *w, const struct hurray_stream_annotation *a,
+                           uint64_t kv_len, struct hurray_error *err) {
+    uint8_t h[HURRAY_STREAM_ANNOTATION_HEAD_BYTES] = {'H', 'R', 'S', 'F',
+                                                       HURRAY_FRAME_ANNOTATION, 0, 0, 0};
+    size_t n = 0;
+    hri_store_u32le(h + 8, a->name_len);
+    hri_store_u64le(h + 16, kv_len);
+    HR_TRY(put(w, h, sizeof h, err));
+    if (a->name_len) {
+        HR_TRY(put(w, (const uint8_t *)a->name, a->name_len, err));
+        HR_TRY(put(w, zeros, hri_pad8(a->name_len), err));
+    }
+    if (kv_len == 0) return HURRAY_OK;
+    HR_TRY(hurray_kv_encode(a->metadata, a->metadata_count, w->allocator, w->scratch,
+                            w->scratch_cap, &n, err));
+    HR_FAIL_IF(n != kv_len, err, HURRAY_E_INTERNAL, "metadata",
+               "metadata: encoded %zu bytes, planned %llu", n, (unsigned long long)kv_len);
+    return put(w, w->scratch, n, err);
+}
+
 int hurray_stream_writer_write(struct hurray_stream_writer *w, const struct hurray_item *item,
                                struct hurray_error *err) {
+    return hurray_stream_writer_write_annotated(w, item, NULL, err);
+}
+
+int hurray_stream_writer_write_annotated(struct hurray_stream_writer *w,
+                                         const struct hurray_item *item,
+                                         const struct hurray_stream_annotation *a,
+                                         struct hurray_error *err) {
     struct item_plan plan = {0, 0};
     struct hurray_limits lim;
+    uint64_t kv_len = 0, ann_len = 0;
     HR_FAIL_IF(!w, err, HURRAY_E_ARGUMENT, "writer", "stream writer write: writer is NULL");
     HR_TRY(writer_usable(w, err));
     HR_TRY(check_node(w, item, 0, &plan, err));
     hri_limits_format_max(&lim);
     HR_TRY(hurray_composite_validate(item, &lim, err));
+    HR_TRY(check_annotation(w, a, &kv_len, &ann_len, err));
+    HR_TRY(plan_add(&plan, ann_len, err));
+    if (kv_len > plan.max_desc) plan.max_desc = (size_t)kv_len;
     HR_TRY(reserve(w, &plan, err));
-    int status = emit_item(w, item, err);
+    int status = ann_len ? emit_annotation(w, a, kv_len, err) : HURRAY_OK;
+    if (status == HURRAY_OK) status = emit_item(w, item, err);
     if (status == HURRAY_OK) status = flush(w, err);
     if (status != HURRAY_OK) writer_fail(w, status, err);
     return status;

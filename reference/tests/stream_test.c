@@ -229,7 +229,9 @@ static void test_HR_STREAM_2_frame_header(void **state) {
     expect_patch(&b, 3, 'G', HURRAY_E_BAD_MAGIC, "frame.magic");
     expect_patch(&b, 4, 0x00, HURRAY_E_INVALID_TAG, "frame.kind");
     expect_patch(&b, 4, 0xFF, HURRAY_E_INVALID_TAG, "frame.kind");
-    expect_patch(&b, 4, 0x04, HURRAY_E_RESERVED_TAG, "frame.kind"); /* 0x03: the end frame */
+    /* 0x03: the end frame; 0x04: the annotation frame (its head then fails) */
+    expect_patch(&b, 4, 0x05, HURRAY_E_RESERVED_TAG, "frame.kind");
+    expect_patch(&b, 4, 0x04, HURRAY_E_LIMIT, "annotation.name_length");
     expect_patch(&b, 4, 0xF0, HURRAY_E_RESERVED_TAG, "frame.kind");
     for (size_t i = 5; i < 8; i++) expect_patch(&b, i, 0x01, HURRAY_E_RESERVED_NONZERO, "frame");
     /* the descriptor's own failures come through with stream offsets */
@@ -1962,6 +1964,389 @@ static void test_HR_STREAM_11_argument_checks(void **state) {
     assert_int_equal(hurray_stream_writer_offset(NULL), 0);
 }
 
+
+/* ==== annotations (HR-STREAM-17, HR-STREAM-18) ================================ */
+
+static struct hurray_kv_value kv_str(const char *s) {
+    struct hurray_kv_value v;
+    memset(&v, 0, sizeof v);
+    v.type = HURRAY_KV_STRING;
+    v.v.bytes.data = (const uint8_t *)s;
+    v.v.bytes.len = strlen(s);
+    return v;
+}
+static struct hurray_kv_value kv_i64(int64_t x) {
+    struct hurray_kv_value v;
+    memset(&v, 0, sizeof v);
+    v.type = HURRAY_KV_INT64;
+    v.v.i64 = x;
+    return v;
+}
+static struct hurray_kv_entry kv_entry(const char *key, struct hurray_kv_value v) {
+    struct hurray_kv_entry e;
+    e.key = key;
+    e.key_len = (uint32_t)strlen(key);
+    e.value = v;
+    return e;
+}
+static struct hurray_stream_annotation ann(const char *name, const struct hurray_kv_entry *md,
+                                           size_t n) {
+    struct hurray_stream_annotation a;
+    a.name = name;
+    a.name_len = name ? (uint32_t)strlen(name) : 0;
+    a.metadata = md;
+    a.metadata_count = n;
+    return a;
+}
+
+/* Writes items, item i with anns[i] (NULL: none); finished or not. */
+static struct bytes write_annotated(struct hurray_item *const *items,
+                                    const struct hurray_stream_annotation *const *anns, size_t n,
+                                    int finish) {
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *data = NULL;
+    struct bytes b = {NULL, 0};
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, &err), HURRAY_OK);
+    for (size_t i = 0; i < n; i++) {
+        int st = hurray_stream_writer_write_annotated(w, items[i], anns[i], &err);
+        if (st != HURRAY_OK) print_error("write item %zu: %s\n", i, err.message);
+        assert_status(st, HURRAY_OK);
+    }
+    if (finish) assert_status(hurray_stream_writer_finish(w, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &data, &b.n, &err), HURRAY_OK);
+    b.p = tb_calloc(b.n + 64);
+    memcpy(b.p, data, b.n);
+    hurray_stream_writer_destroy(w);
+    return b;
+}
+
+static const uint8_t ANN_EXAMPLE[72] = {
+    0x48, 0x52, 0x53, 0x46, 0x04, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0,
+    0x28, 0, 0, 0, 0, 0, 0, 0, 0x77, 0, 0, 0, 0, 0, 0, 0,
+    0x01, 0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0x05, 0, 0, 0,
+    0x75, 0x6E, 0x69, 0x74, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0,
+    0x6D, 0, 0, 0, 0, 0, 0, 0};
+
+/* stream.md § Annotation frame, worked example: "w", {"unit": "m"}: a 72-byte
+ * annotation frame, then the tensor frame exactly as without it. */
+static void test_HR_STREAM_17_worked_example(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_kv_entry md[1] = {kv_entry("unit", kv_str("m"))};
+    struct hurray_stream_annotation a = ann("w", md, 1);
+    const struct hurray_stream_annotation *anns[1] = {&a};
+    struct bytes plain = write_items(&t, 1, NULL);
+    struct bytes b = write_annotated(&t, anns, 1, 0);
+    assert_int_equal(b.n, 72 + plain.n);
+    assert_bytes_equal(b.p, 72, ANN_EXAMPLE, 72);
+    assert_bytes_equal(b.p + 72, plain.n, plain.p, plain.n);
+    /* read back: the item with its name and metadata */
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_item *it = NULL;
+    struct hurray_stream_annotation got;
+    assert_status(hurray_stream_reader_create_memory(b.p, b.n, NULL, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+    assert_non_null(it);
+    assert_true(tb_item_equal(it, t));
+    assert_int_equal(hurray_stream_reader_offset(r), b.n);
+    hurray_stream_reader_annotation(r, &got);
+    assert_int_equal(got.name_len, 1);
+    assert_memory_equal(got.name, "w", 1);
+    assert_true(hurray_kv_entries_equal(got.metadata, got.metadata_count, md, 1));
+    hurray_item_destroy(it);
+    /* at the end: no item, no annotation */
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+    assert_null(it);
+    hurray_stream_reader_annotation(r, &got);
+    assert_int_equal(got.name_len, 0);
+    assert_null(got.name);
+    assert_int_equal(got.metadata_count, 0);
+    hurray_stream_reader_destroy(r);
+    /* neither a name nor metadata (or an empty map): no annotation frame */
+    struct hurray_stream_annotation none = ann(NULL, NULL, 0);
+    const struct hurray_stream_annotation *nones[1] = {&none};
+    struct bytes c = write_annotated(&t, nones, 1, 0);
+    assert_bytes_equal(c.p, c.n, plain.p, plain.n);
+    hurray_item_destroy(t);
+    free(plain.p);
+    free(b.p);
+    free(c.p);
+}
+
+/* Mixed items, some named, some with metadata, a composite annotated: read
+ * back with their annotations (none for the others), the offsets of the items,
+ * and rewritten byte for byte (HR-STREAM-10); truncation at every byte is the
+ * clean end exactly at item boundaries (HR-STREAM-4, HR-STREAM-18). */
+static void test_HR_STREAM_18_round_trip_and_truncation(void **state) {
+    (void)state;
+    struct hurray_item *items[MIXED_COUNT];
+    mixed_items(items);
+    /* given sorted: hurray_kv_entries_equal compares in order */
+    struct hurray_kv_entry md0[2] = {kv_entry("a", kv_str("x")), kv_entry("step", kv_i64(-7))};
+    struct hurray_kv_entry md1[1] = {kv_entry("layer", kv_i64(3))};
+    struct hurray_stream_annotation a0 = ann("weights.0", md0, 2), a1 = ann(NULL, md1, 1),
+                                    a3 = ann("\xC3\xA9t\xC3\xA9", NULL, 0);
+    const struct hurray_stream_annotation *anns[MIXED_COUNT] = {&a0, &a1, NULL, &a3, NULL};
+    struct bytes b = write_annotated(items, anns, MIXED_COUNT, 1);
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_stream_writer *w = NULL;
+    const uint8_t *again = NULL;
+    size_t again_n = 0, k = 0;
+    uint64_t ends[MIXED_COUNT];
+    assert_status(hurray_stream_reader_create_memory(b.p, b.n, NULL, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, NULL), HURRAY_OK);
+    for (;;) {
+        struct hurray_item *it = NULL;
+        struct hurray_stream_annotation got;
+        assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+        if (!it) break;
+        assert_true(tb_item_equal(it, items[k]));
+        hurray_stream_reader_annotation(r, &got);
+        const struct hurray_stream_annotation *want = anns[k];
+        assert_int_equal(got.name_len, want ? want->name_len : 0);
+        if (got.name_len) assert_memory_equal(got.name, want->name, got.name_len);
+        assert_int_equal(got.metadata_count, want ? want->metadata_count : 0);
+        if (got.metadata_count)
+            assert_true(hurray_kv_entries_equal(got.metadata, got.metadata_count, want->metadata,
+                                                want->metadata_count));
+        assert_status(hurray_stream_writer_write_annotated(w, it, &got, NULL), HURRAY_OK);
+        ends[k++] = hurray_stream_reader_offset(r);
+        hurray_item_destroy(it);
+    }
+    assert_int_equal(k, MIXED_COUNT);
+    assert_int_equal(hurray_stream_reader_end(r), HURRAY_STREAM_END_FRAME);
+    assert_status(hurray_stream_writer_finish(w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &again, &again_n, NULL), HURRAY_OK);
+    assert_bytes_equal(again, again_n, b.p, b.n);
+    hurray_stream_writer_destroy(w);
+    hurray_stream_reader_destroy(r);
+    /* every prefix: OK (end state eof) exactly at 0 and the item ends */
+    for (size_t cut = 0; cut < b.n - 8; cut++) {
+        struct readout o;
+        size_t whole = 0;
+        int boundary = cut == 0;
+        for (size_t i = 0; i < MIXED_COUNT; i++) {
+            if (ends[i] <= cut) whole++;
+            if (ends[i] == cut) boundary = 1;
+        }
+        read_memory(b.p, cut, NULL, &o);
+        assert_status(o.status, boundary ? HURRAY_OK : HURRAY_E_TRUNCATED);
+        assert_int_equal(o.n, whole);
+        readout_free(&o);
+    }
+    free_items(items, MIXED_COUNT);
+    free(b.p);
+}
+
+static void expect_bytes(const uint8_t *p, size_t n, const struct hurray_stream_reader_options *opt,
+                         int code, const char *field, size_t items) {
+    struct readout o;
+    read_memory(p, n, opt, &o);
+    if (o.status != code) print_error("%s\n", o.err.message);
+    assert_status(o.status, code);
+    if (code != HURRAY_OK) assert_hurray_error(&o.err, code, field);
+    assert_int_equal(o.n, items);
+    readout_free(&o);
+}
+
+/* Every rule of the annotation frame and its place, in the decoding order. */
+static void test_HR_STREAM_17_annotation_checks(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_item *p = two_rows();
+    struct bytes plain = write_items(&t, 1, NULL);     /* 104 bytes */
+    struct bytes comp = write_items(&p, 1, NULL);      /* head 72, members */
+    size_t n = 72 + plain.n;
+    uint8_t *buf = tb_calloc(2 * n + comp.n + 256);
+    memcpy(buf, ANN_EXAMPLE, 72);
+    memcpy(buf + 72, plain.p, plain.n);
+    expect_bytes(buf, n, NULL, HURRAY_OK, NULL, 1);
+    /* the head: reserved, name_length, kv_length, both zero */
+    for (size_t i = 12; i < 16; i++) {
+        buf[i] = 1;
+        expect_bytes(buf, n, NULL, HURRAY_E_RESERVED_NONZERO, "annotation.reserved", 0);
+        buf[i] = 0;
+    }
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    struct hurray_stream_reader_options ro;
+    hurray_stream_reader_options_init(&ro);
+    ro.limits = &lim;
+    buf[8] = 0x01;
+    buf[9] = 0x04; /* name_length 1025 > max_name_bytes 1024 */
+    expect_bytes(buf, n, NULL, HURRAY_E_LIMIT, "annotation.name_length", 0);
+    buf[9] = 0;
+    buf[16] = 0x29; /* kv_length 41 */
+    expect_bytes(buf, n, NULL, HURRAY_E_LENGTH, "annotation.kv_length", 0);
+    buf[16] = 0x28;
+    lim.max_kv_bytes = 32;
+    expect_bytes(buf, n, &ro, HURRAY_E_LIMIT, "annotation.kv_length", 0);
+    lim.max_kv_bytes = 40;
+    expect_bytes(buf, n, &ro, HURRAY_OK, NULL, 1);
+    lim.max_kv_entries = 0;
+    expect_bytes(buf, n, &ro, HURRAY_E_LIMIT, "entry_count", 0);
+    hurray_limits_default(&lim);
+    buf[8] = 0;
+    buf[16] = 0; /* neither: CONSTRAINT */
+    expect_bytes(buf, n, NULL, HURRAY_E_CONSTRAINT, "annotation", 0);
+    buf[8] = 1;
+    buf[16] = 0x28;
+    /* the name: padding, UTF-8, NUL */
+    buf[25] = 1;
+    expect_bytes(buf, n, NULL, HURRAY_E_RESERVED_NONZERO, "annotation.name.padding", 0);
+    buf[25] = 0;
+    buf[24] = 0xFF;
+    expect_bytes(buf, n, NULL, HURRAY_E_CONSTRAINT, "annotation.name", 0);
+    buf[24] = 0x00;
+    expect_bytes(buf, n, NULL, HURRAY_E_CONSTRAINT, "annotation.name", 0);
+    buf[24] = 0x77;
+    /* the section: an entry_count of 0 with the same length is LENGTH (bytes left);
+     * a lying string length is LENGTH (the section's length was declared) */
+    buf[56] = 9;
+    expect_bytes(buf, n, NULL, HURRAY_E_LENGTH, "entries[0].value", 0);
+    buf[56] = 1;
+    /* an empty map: an 8-byte section with entry_count 0 */
+    {
+        uint8_t e[8 + 24 + 8 + 104];
+        memcpy(e, ANN_EXAMPLE, 24);
+        e[16] = 8;
+        memcpy(e + 24, "w\0\0\0\0\0\0\0", 8);
+        memset(e + 32, 0, 8);
+        memcpy(e + 40, plain.p, 104);
+        expect_bytes(e, 144, NULL, HURRAY_E_CONSTRAINT, "annotation.metadata", 0);
+    }
+    /* its place: before an end frame, another annotation, nothing; inside a composite */
+    static const uint8_t endf[8] = {'H', 'R', 'S', 'F', 0x03, 0, 0, 0};
+    memcpy(buf + 72, endf, 8);
+    expect_bytes(buf, 80, NULL, HURRAY_E_CONSTRAINT, "frame.kind", 0);
+    memcpy(buf + 72, ANN_EXAMPLE, 72);
+    memcpy(buf + 144, plain.p, plain.n);
+    expect_bytes(buf, 144 + plain.n, NULL, HURRAY_E_CONSTRAINT, "frame.kind", 0);
+    expect_bytes(buf, 72, NULL, HURRAY_E_TRUNCATED, "item", 0);
+    memcpy(buf, comp.p, 72);
+    memcpy(buf + 72, ANN_EXAMPLE, 72);
+    memcpy(buf + 144, comp.p + 72, comp.n - 72);
+    expect_bytes(buf, comp.n + 72, NULL, HURRAY_E_CONSTRAINT, "frame.kind", 0);
+    /* an annotated composite reads as one item */
+    memcpy(buf, ANN_EXAMPLE, 72);
+    memcpy(buf + 72, comp.p, comp.n);
+    expect_bytes(buf, comp.n + 72, NULL, HURRAY_OK, NULL, 1);
+    hurray_item_destroy(t);
+    hurray_item_destroy(p);
+    free(plain.p);
+    free(comp.p);
+    free(buf);
+}
+
+/* A 24-byte annotation head declaring a 64 MiB section (max_kv_bytes) costs
+ * the reader its first step, not 64 MiB (HR-STREAM-17); a long section is
+ * committed as it arrives, and every allocation failure is NOMEM, clean. */
+static void test_HR_STREAM_17_section_committed_as_it_arrives(void **state) {
+    (void)state;
+    uint8_t head[24 + 8] = {'H', 'R', 'S', 'F', 0x04, 0, 0, 0};
+    struct test_alloc ta;
+    struct hurray_stream_reader_options ro;
+    struct readout o;
+    head[16 + 3] = 0x04; /* kv_length 64 MiB = 0x04000000 */
+    test_alloc_init(&ta, 0);
+    hurray_stream_reader_options_init(&ro);
+    ro.allocator = test_alloc_get(&ta);
+    read_memory(head, sizeof head, &ro, &o);
+    assert_status(o.status, HURRAY_E_TRUNCATED);
+    assert_hurray_error(&o.err, HURRAY_E_TRUNCATED, "annotation.metadata");
+    assert_true(ta.peak_bytes < (size_t)256 * 1024);
+    assert_alloc_clean(&ta);
+    /* 300 entries of 1 KiB strings: a section of ~330 KiB, read whole */
+    enum { N = 300 };
+    static char keys[N][8];
+    static char val[1024];
+    struct hurray_kv_entry md[N];
+    memset(val, 'v', sizeof val - 1);
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%03d", i);
+        md[i] = kv_entry(keys[i], kv_str(val));
+    }
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_stream_annotation a = ann("big", md, N);
+    const struct hurray_stream_annotation *anns[1] = {&a};
+    struct bytes b = write_annotated(&t, anns, 1, 1);
+    test_alloc_init(&ta, 0);
+    read_memory(b.p, b.n, &ro, &o);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 1);
+    readout_free(&o);
+    assert_alloc_clean(&ta);
+    hurray_item_destroy(t);
+    free(b.p);
+}
+
+static int ann_read_sweep_body(const struct hurray_allocator *a, void *arg) {
+    struct bytes *b = arg;
+    struct hurray_stream_reader_options ro;
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_item *it = NULL;
+    struct hurray_stream_annotation got;
+    hurray_stream_reader_options_init(&ro);
+    ro.allocator = a;
+    int st = hurray_stream_reader_create_memory(b->p, b->n, &ro, &r, NULL);
+    while (st == HURRAY_OK) {
+        st = hurray_stream_reader_next(r, &it, NULL);
+        if (st != HURRAY_OK || !it) break;
+        hurray_stream_reader_annotation(r, &got);
+        hurray_item_destroy(it);
+    }
+    hurray_stream_reader_destroy(r);
+    return st;
+}
+
+static void test_HR_STREAM_17_nomem(void **state) {
+    (void)state;
+    struct hurray_item *items[MIXED_COUNT];
+    mixed_items(items);
+    struct hurray_kv_entry md[1] = {kv_entry("layer", kv_i64(3))};
+    struct hurray_stream_annotation a0 = ann("w", md, 1), a2 = ann("o", NULL, 0);
+    const struct hurray_stream_annotation *anns[MIXED_COUNT] = {&a0, NULL, &a2, &a0, NULL};
+    struct bytes b = write_annotated(items, anns, MIXED_COUNT, 1);
+    assert_true(test_alloc_sweep(ann_read_sweep_body, &b) > 20);
+    free_items(items, MIXED_COUNT);
+    free(b.p);
+}
+
+/* The writer refuses a bad name or map before writing anything, and stays
+ * usable (HR-STREAM-10). */
+static void test_HR_STREAM_10_annotation_refused(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(F32, 2, S23, 0);
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *d = NULL;
+    size_t n = 0;
+    struct hurray_kv_entry dup[2] = {kv_entry("a", kv_i64(1)), kv_entry("a", kv_i64(2))};
+    struct hurray_stream_annotation bad_utf8 = ann("\xFF", NULL, 0), dupes = ann("x", dup, 2),
+                                    nul = {"a\0b", 3, NULL, 0}, null_name = {NULL, 3, NULL, 0};
+    static char longname[70000];
+    memset(longname, 'n', sizeof longname - 1);
+    struct hurray_stream_annotation too_long = ann(longname, NULL, 0);
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, NULL), HURRAY_OK);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &bad_utf8, &err), HURRAY_E_CONSTRAINT);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &nul, &err), HURRAY_E_CONSTRAINT);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &dupes, &err), HURRAY_E_DUPLICATE);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &too_long, &err), HURRAY_E_LIMIT);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &null_name, &err), HURRAY_E_ARGUMENT);
+    struct hurray_stream_annotation empty = {"", 0, NULL, 0};
+    assert_status(hurray_stream_writer_write_annotated(w, t, &empty, &err), HURRAY_E_CONSTRAINT);
+    assert_status(hurray_stream_writer_getvalue(w, &d, &n, NULL), HURRAY_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(hurray_stream_writer_offset(w), 0);
+    struct hurray_stream_annotation ok = ann("fine", NULL, 0);
+    assert_status(hurray_stream_writer_write_annotated(w, t, &ok, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &d, &n, NULL), HURRAY_OK);
+    assert_int_equal(n, 24 + 8 + 104);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_STREAM_2_worked_example),
@@ -2011,6 +2396,12 @@ int main(void) {
         cmocka_unit_test(test_HR_STREAM_16_claim_commits_nothing),
         cmocka_unit_test(test_HR_STREAM_16_large_frame_peak),
         cmocka_unit_test(test_HR_STREAM_16_reserved_buffers),
+        cmocka_unit_test(test_HR_STREAM_17_worked_example),
+        cmocka_unit_test(test_HR_STREAM_18_round_trip_and_truncation),
+        cmocka_unit_test(test_HR_STREAM_17_annotation_checks),
+        cmocka_unit_test(test_HR_STREAM_17_section_committed_as_it_arrives),
+        cmocka_unit_test(test_HR_STREAM_17_nomem),
+        cmocka_unit_test(test_HR_STREAM_10_annotation_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,8 @@ R_S_END = ["HR-STREAM-12", "stream.md#end-frame-hr-stream-12"]
 R_S_STATES = ["HR-STREAM-13", "stream.md#end-states-hr-stream-13"]
 R_S_REV = ["stream.md#revision-and-compatibility"]
 R_S_MEM = ["HR-STREAM-16", "stream.md#memory-committed-as-bytes-arrive-hr-stream-16"]
+R_S_ANN = ["HR-STREAM-17", "stream.md#annotation-frame-hr-stream-17"]
+R_S_ANNI = ["HR-STREAM-18", "stream.md#annotated-items-hr-stream-18"]
 R_S_EX = ["stream.md#worked-example-informative"]
 
 R_C_STRUCT = ["HR-COMP-1", "composite.md#structure-hr-comp-1"]
@@ -875,8 +877,8 @@ def build_stream_invalid(c):
       0, "a descriptor and its data with no frame header", R_S_FRAME)
     n("n_stream_magic__second_frame", setb(S2, st, 0x68), "BAD_MAGIC", 1, "the second frame's magic 'hRSF'",
       R_S_FRAME + R_S_DEC)
-    for k, err in ((0x00, "INVALID_TAG"), (0xFF, "INVALID_TAG"), (0x04, "RESERVED_TAG"), (0x80, "RESERVED_TAG"),
-                   (0xF0, "RESERVED_TAG")):  # 0x03 is the end frame (HR-STREAM-12)
+    for k, err in ((0x00, "INVALID_TAG"), (0xFF, "INVALID_TAG"), (0x05, "RESERVED_TAG"), (0x80, "RESERVED_TAG"),
+                   (0xF0, "RESERVED_TAG")):  # 0x03: the end frame (HR-STREAM-12); 0x04: annotation (-17)
         n(f"n_stream_kind__{k:02x}", setb(S, 4, k), err, 0, f"frame kind 0x{k:02X}", R_S_FRAME)
     n("n_stream_kind__second_frame_00", setb(S2, st + 4, 0), "INVALID_TAG", 1, "the second frame's kind 0x00",
       R_S_FRAME)
@@ -1008,6 +1010,132 @@ def build_stream_invalid(c):
       options=req)
     n("n_stream_end__required_cut_end_frame", E[:108], "TRUNCATED", 1,
       "require_end_frame; the end frame cut after 4 bytes", R_S_STATES + R_S_END, options=req)
+
+
+# ---- annotations (stream.md HR-STREAM-17, HR-STREAM-18; revision 3) ----------------------------
+ANN_MD = {"unit": ("string", "m")}
+EVERY_KV = {"b": ("bool", True), "i": ("int64", -5), "u": ("uint64", U64_MAX), "f": ("float64", F64_NAN),
+            "s": ("string", "h\u00e9"), "y": ("bytes", b"\x00\x01\x02"),
+            "l": ("list", [("int64", 1), ("string", "x"), ("list", [])])}
+
+
+def build_stream_annot_valid(c):
+    y = c.ystream
+    data = y("y_stream_annot__worked_example", [C.Ann(w_tensor(), "w", ANN_MD)],
+             "stream.md § Annotation frame worked example: 'w', {'unit': 'm'}: a 72-byte annotation frame, "
+             "then the 104-byte tensor frame", R_S_ANN + R_S_ANNI)
+    want = bytes.fromhex("4852534604000000" "0100000000000000" "2800000000000000" "7700000000000000"
+                         "0100000000000000" "0400000005000000" "756e697400000000" "0100000000000000"
+                         "6d00000000000000")
+    if len(data) != 176 or data[:72] != want or data[72:] != C.stream_encode([w_tensor()])[0]:
+        raise AssertionError("stream.md annotation worked example does not reproduce")
+    y("y_stream_annot__name_only", [C.Ann(w_tensor(), "layer.0.weight")], "a name and no metadata (kv_length 0)",
+      R_S_ANN)
+    y("y_stream_annot__metadata_only", [C.Ann(w_tensor(), None, ANN_MD)], "metadata and no name (name_length 0)",
+      R_S_ANN)
+    for k in (7, 8, 9):
+        y(f"y_stream_annot__name_{k}_bytes", [C.Ann(T("int8", [3], seed=k), "n" * k)],
+          f"a {k}-byte name: {8 - k % 8 if k % 8 else 0} bytes of padding", R_S_ANN)
+    y("y_stream_annot__utf8_name", [C.Ann(w_tensor(), "\u00e9t\u00e9/\u4e2d\u6587/\U0001F600")],
+      "a name of 2-, 3- and 4-byte UTF-8 sequences", R_S_ANN)
+    y("y_stream_annot__every_kv_type", [C.Ann(w_tensor(), "t", EVERY_KV)],
+      "metadata with a value of every KV type (a NaN float64 kept by bits)", R_S_ANN + ["HR-KV-2"])
+    y("y_stream_annot__composite", [C.Ann(w_partition(), "grid", {"rows": ("int64", 2)})],
+      "an annotated composite: the annotation, then the head and its members, one item", R_S_ANNI + R_S_ITEMS)
+    y("y_stream_annot__mixed", [C.Ann(w_tensor(), "a"), T("int8", [5], seed=3), C.Ann(w_partition(), None, ANN_MD),
+                                w_tensor()],
+      "annotated and plain items alternating; each annotated item starts at its annotation frame",
+      R_S_ANNI, end=True)
+    y("y_stream_annot__same_name_twice", [C.Ann(w_tensor(), "x"), C.Ann(T("int8", [5], seed=3), "x")],
+      "two items named alike: names need not be unique", R_S_ANNI, end=True)
+    y("y_stream_annot__name_at_option_limit", [C.Ann(w_tensor(), "abcdefgh")],
+      "an 8-byte name with max_name_bytes 8", R_S_ANN + R_S_LIM, options={"max_name_bytes": 8})
+    kv = C.kv_encode(ANN_MD)
+    y("y_stream_annot__kv_at_option_limit", [C.Ann(w_tensor(), "w", ANN_MD)],
+      f"a {len(kv)}-byte section with max_kv_bytes {len(kv)}", R_S_ANN + R_S_LIM,
+      options={"max_kv_bytes": len(kv)})
+    y("y_stream_annot__cross_machine", [C.Ann(w_tensor(), "w")], "an annotated item with cross_machine set",
+      R_S_ANN + R_S_CM, options={"cross_machine": True})
+
+
+def build_stream_annot_invalid(c):
+    n = c.nstream
+    S, _ = C.stream_encode([w_tensor()])
+    A, _ = C.stream_encode([C.Ann(w_tensor(), "w", ANN_MD)])  # 72 + 104
+    AN = A[:72]
+    kvlen = len(C.kv_encode(ANN_MD))
+
+    def ann(body, item=S):
+        return C.FRAME_MAGIC + bytes([0x04, 0, 0, 0]) + body + item
+
+    for cut, what in ((5, "frame header"), (8, "head"), (23, "head"), (24, "name"), (31, "name padding"),
+                      (32, "section"), (71, "section")):
+        n(f"n_stream_annot__cut_{cut}", A[:cut], "TRUNCATED", 0, f"the worked example cut to {cut} bytes "
+          f"(inside the annotation's {what})", R_S_ANN + R_S_ENDS)
+    n("n_stream_annot__cut_before_item", AN, "TRUNCATED", 0,
+      "an annotation frame and then the end of input: the item it annotates is missing", R_S_ANNI + R_S_ENDS)
+    n("n_stream_annot__cut_item_header", A[:76], "TRUNCATED", 0, "cut 4 bytes into the annotated item's frame",
+      R_S_ANNI + R_S_ENDS)
+    n("n_stream_annot__before_end_frame", AN + C.END_FRAME, "CONSTRAINT", 0,
+      "an annotation frame and then the end frame", R_S_ANNI + R_S_END)
+    n("n_stream_annot__twice", AN + A, "CONSTRAINT", 0, "two annotation frames before one item", R_S_ANNI)
+    P, pi = C.stream_encode([w_partition()])
+    n("n_stream_annot__inside_composite_member_0", P[:72] + AN + P[72:], "CONSTRAINT", 0,
+      "an annotation frame where member 0 of a composite is due", R_S_ANNI + R_S_ITEMS)
+    n("n_stream_annot__inside_composite_member_1", P[:216] + AN + P[216:], "CONSTRAINT", 0,
+      "an annotation frame between the two members of a composite", R_S_ANNI + R_S_ITEMS)
+    n("n_stream_annot__after_item", S + ann(C.annotation_body("w", None, res=b"\x00\x00\x01\x00")),
+      "RESERVED_NONZERO", 1, "one whole item, then an annotation with a non-zero reserved byte", R_S_ANN)
+    for pos in (12, 13, 14, 15):
+        n(f"n_stream_annot__reserved_b{pos}", setb(A, pos, 1), "RESERVED_NONZERO", 0,
+          f"annotation reserved byte {pos} = 01", R_S_ANN)
+    for pos in (5, 6, 7):
+        n(f"n_stream_annot__frame_reserved_b{pos}", setb(A, pos, 1), "RESERVED_NONZERO", 0,
+          f"the annotation frame's header reserved byte {pos} = 01", R_S_ANN + R_S_FRAME)
+    n("n_stream_annot__name_length_over_default_limit", ann(C.annotation_body("x" * 1025)), "LIMIT", 0,
+      "a 1025-byte name > max_name_bytes 1024", R_S_ANN + R_S_LIM)
+    n("n_stream_annot__name_length_huge", p32(A, 8, 0xFFFFFFFF), "LIMIT", 0,
+      "name_length 2^32-1 in a 176-byte stream: refused before anything is read or allocated", R_S_ANN + R_S_LIM)
+    n("n_stream_annot__name_over_option_limit", ann(C.annotation_body("abcdefghi")), "LIMIT", 0,
+      "a 9-byte name with max_name_bytes 8", R_S_ANN + R_S_LIM, options={"max_name_bytes": 8})
+    n("n_stream_annot__kv_length_not_multiple_of_8", p64(A, 16, kvlen + 4), "LENGTH", 0,
+      f"kv_length {kvlen + 4}: not a multiple of 8", R_S_ANN)
+    n("n_stream_annot__kv_length_over_default_limit", p64(A, 16, 1 << 40), "LIMIT", 0,
+      "kv_length 2^40 > max_kv_bytes 64 MiB, refused before the section is read", R_S_ANN + R_S_LIM)
+    n("n_stream_annot__kv_over_option_limit", A, "LIMIT", 0, f"a {kvlen}-byte section with max_kv_bytes 32",
+      R_S_ANN + R_S_LIM, options={"max_kv_bytes": 32})
+    n("n_stream_annot__kv_claim_at_default_limit", ann(C.annotation_body(None, None, kv_len=64 << 20), b""),
+      "TRUNCATED", 0, "a 24-byte annotation declaring a 64 MiB section (max_kv_bytes) and nothing after it: "
+      "committed as it arrives, so the outcome is the truncation", R_S_ANN + R_S_LIM + R_S_ENDS)
+    n("n_stream_annot__kv_entries_over_option_limit", ann(C.annotation_body("w", EVERY_KV)), "LIMIT", 0,
+      "seven entries with max_kv_entries 6", R_S_ANN + R_S_LIM, options={"max_kv_entries": 6})
+    n("n_stream_annot__neither", ann(C.annotation_body()), "CONSTRAINT", 0,
+      "name_length 0 and kv_length 0: an annotation of nothing", R_S_ANN)
+    n("n_stream_annot__name_invalid_utf8", ann(C.annotation_body(b"\xff\xfe")), "CONSTRAINT", 0,
+      "a name that is not UTF-8", R_S_ANN + ["HR-KV-6"])
+    n("n_stream_annot__name_nul", ann(C.annotation_body(b"a\x00b")), "CONSTRAINT", 0, "a name holding U+0000",
+      R_S_ANN + ["HR-KV-6"])
+    n("n_stream_annot__name_surrogate", ann(C.annotation_body(b"\xed\xa0\x80")), "CONSTRAINT", 0,
+      "a name holding an encoded surrogate (U+D800)", R_S_ANN + ["HR-KV-6"])
+    n("n_stream_annot__name_padding", setb(A, 25, 1), "RESERVED_NONZERO", 0, "the name's padding byte 1 = 01",
+      R_S_ANN)
+    n("n_stream_annot__kv_empty_map", ann(C.annotation_body("w", None, kv=bytes(8))), "CONSTRAINT", 0,
+      "an 8-byte section with entry_count 0: an empty map is written as no section", R_S_ANN)
+    n("n_stream_annot__kv_string_length_lies", p64(A, 56, 9), "LENGTH", 0,
+      "the string's length 9 crosses the section's declared end: LENGTH, since kv_length declared it",
+      R_S_ANN + ["HR-KV-9"])
+    n("n_stream_annot__kv_bytes_left", ann(C.annotation_body("w", None, kv=C.kv_encode(ANN_MD) + bytes(8))),
+      "LENGTH", 0, "8 zero bytes after the section's last entry", R_S_ANN + ["HR-KV-9"])
+    dup = C.kv_serialize(C.kv_raw([("a", ("int64", 1)), ("a", ("int64", 2))], sort=False))
+    n("n_stream_annot__kv_duplicate_key", ann(C.annotation_body("w", None, kv=dup)), "DUPLICATE", 0,
+      "the key 'a' twice", R_S_ANN + ["HR-KV-7"])
+    uns = C.kv_serialize(C.kv_raw([("b", ("int64", 1)), ("a", ("int64", 2))], sort=False))
+    n("n_stream_annot__kv_unsorted", ann(C.annotation_body("w", None, kv=uns)), "SECTION_ORDER", 0,
+      "keys 'b' then 'a'", R_S_ANN + ["HR-KV-7"])
+    n("n_stream_annot__kv_bad_tag", setb(A, 44, 0x08), "UNSUPPORTED", 0, "a reserved value tag 0x08",
+      R_S_ANN + ["HR-KV-3"])
+    n("n_stream_annot__item_fails", AN + setb(S, 4, 2), "CONSTRAINT", 0,
+      "a valid annotation before a frame whose kind disagrees with its layout: the item fails", R_S_ANNI + R_S_KIND)
 
 
 # ================================================================== composites ===
@@ -1358,5 +1486,7 @@ def build_all(c):
     build_file_invalid(c)
     build_stream_valid(c)
     build_stream_invalid(c)
+    build_stream_annot_valid(c)
+    build_stream_annot_invalid(c)
     build_stream_impl(c)
     build_comp(c)

@@ -147,6 +147,32 @@ def descriptor_decoded(desc):
 FRAME_MAGIC = b"HRSF"
 # stream.md § End frame (HR-STREAM-12): the 8-byte header alone, kind 0x03.
 END_FRAME = FRAME_MAGIC + bytes([0x03, 0, 0, 0])
+# stream.md § Annotation frame (HR-STREAM-17): kind 0x04, a name and/or a KV map for the item
+# after it (revision 3).
+ANN_KIND = 0x04
+
+
+class Ann:
+    """A top-level stream item with a name and/or metadata (a model map, as kv_encode takes):
+    written as an annotation frame, then the item's frames (HR-STREAM-17, HR-STREAM-18).
+    `body` overrides the annotation frame's bytes 8.. (for mutations)."""
+
+    def __init__(self, item, name=None, metadata=None, body=None):
+        self.item, self.name, self.metadata, self.body = item, name, metadata, body
+
+    def __getattr__(self, attr):  # the item's desc, data, members, is_composite
+        return getattr(self.item, attr)
+
+
+def annotation_body(name=None, metadata=None, name_len=None, res=bytes(4), kv_len=None,
+                    name_pad=None, kv=None):
+    """Bytes 8.. of an annotation frame: name_length, reserved, kv_length, the name and its
+    padding, the canonical KV section (each field overridable)."""
+    nb = b"" if name is None else (name.encode("utf-8") if isinstance(name, str) else bytes(name))
+    kvb = kv if kv is not None else (kv_encode(metadata) if metadata else b"")
+    pad = bytes(pad8(len(nb)) - len(nb)) if name_pad is None else name_pad
+    return (u32(len(nb) if name_len is None else name_len) + res +
+            u64(len(kvb) if kv_len is None else kv_len) + nb + pad + kvb)
 
 
 def stream_frames(items):
@@ -164,6 +190,11 @@ def stream_frames(items):
                 walk(m, top)
 
     for t, it in enumerate(items):
+        if isinstance(it, Ann):
+            body = it.body if it.body is not None else annotation_body(it.name, it.metadata)
+            frames.append({"magic": FRAME_MAGIC, "kind": ANN_KIND, "res": bytes(3), "ann": body,
+                           "top": t})
+            it = it.item
         walk(it, t)
     return frames
 
@@ -179,6 +210,12 @@ def stream_serialize(frames):
             info["item_start"].append(len(out))
             last_top = fr.get("top")
         out += fr["magic"] + u8(fr["kind"]) + fr["res"]
+        if "ann" in fr:  # an annotation frame: its body, no descriptor or buffers
+            info["desc_start"].append(None)
+            out += fr["ann"]
+            info["data_start"].append([])
+            info["pad_start"].append([])
+            continue
         info["desc_start"].append(len(out))
         out += fr["desc"]
         ds, ps = [], []
@@ -209,6 +246,13 @@ def stream_encode(items, end=False):
 
 
 def stream_item_decoded(it):
+    if isinstance(it, Ann):  # schema 5: "name" and "metadata" only when the item has them
+        d = stream_item_decoded(it.item)
+        if it.name is not None:
+            d["name"] = it.name
+        if it.metadata:
+            d["metadata"] = kv_decoded(it.metadata)
+        return d
     d = {"kind": "composite" if it.is_composite else "tensor", "descriptor": descriptor_decoded(it.desc)}
     if it.is_composite:
         d["members"] = [stream_item_decoded(m) for m in it.members]

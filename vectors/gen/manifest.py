@@ -1,4 +1,4 @@
-"""vectors/manifest.cbor, schema_version 4 (documented in vectors/SCHEMA.md)."""
+"""vectors/manifest.cbor, schema_version 5 (documented in vectors/SCHEMA.md)."""
 import hashlib
 
 import cbor2
@@ -6,10 +6,10 @@ import cbor2
 from tables import DEFAULT_LIMITS, ERROR_CODES
 
 FORMAT = "hurray-conformance"
-SCHEMA_VERSION = 4
-CORPUS_VERSION = "2026.12.1"
+SCHEMA_VERSION = 5
+CORPUS_VERSION = "2026.12.2"
 SPEC_VERSION = ["1.0"]
-GENERATOR = {"name": "hurray-vectors-gen", "version": "4"}
+GENERATOR = {"name": "hurray-vectors-gen", "version": "5"}
 # the top-level folder of each class (vectors/SCHEMA.md § Files)
 CLASS_DIRS = {"valid": "valid", "invalid": "invalid",
               "implementation-defined": "implementation-defined"}

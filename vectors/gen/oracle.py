@@ -969,6 +969,7 @@ FRAME_MAGIC = b"HRSF"
 
 
 END_KIND = 0x03  # stream.md § End frame (HR-STREAM-12)
+ANN_KIND = 0x04  # stream.md § Annotation frame (HR-STREAM-17)
 
 
 class _EndFrame(Exception):
@@ -983,22 +984,73 @@ def _frame_kind(kind, where, named=(0x01, 0x02)):
         fail("RESERVED_TAG", where)
 
 
-def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total):
+def _annotation(b, pos, lim):
+    """stream.md § Annotation frame (HR-STREAM-17) at pos (its header checked): the head in
+    offset order, the name and its padding, the KV section. Returns (name, metadata, pos)."""
+    where = f"annotation@{pos}"
+    if len(b) - pos < 24:
+        fail("TRUNCATED", f"{where}: head")
+    name_len = _u(b, pos + 8, 4)
+    if name_len > lim["max_name_bytes"]:
+        fail("LIMIT", f"{where}.name_length")
+    _zero(b[pos + 12:pos + 16], f"{where}.reserved")
+    kv_len = _u(b, pos + 16, 8)
+    if kv_len % 8:
+        fail("LENGTH", f"{where}.kv_length")
+    if kv_len > lim["max_kv_bytes"]:
+        fail("LIMIT", f"{where}.kv_length")
+    if name_len == 0 and kv_len == 0:
+        fail("CONSTRAINT", f"{where}: neither a name nor metadata")
+    p = pos + 24
+    if len(b) - p < pad8(name_len):
+        fail("TRUNCATED", f"{where}.name")
+    name = None
+    if name_len:
+        name = _name_ok(b[p:p + name_len])
+        if name is None:
+            fail("CONSTRAINT", f"{where}.name is not a name")
+    _zero(b[p + name_len:p + pad8(name_len)], f"{where}.name padding")
+    p += pad8(name_len)
+    if len(b) - p < kv_len:
+        fail("TRUNCATED", f"{where}.metadata")
+    md = None
+    if kv_len:
+        md = _kv(b, p, p + kv_len, lim, "LENGTH", f"{where}.metadata")
+        if not md:
+            fail("CONSTRAINT", f"{where}.metadata: entry_count 0")
+    return name, md, p + kv_len
+
+
+def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total, after_ann=False):
     """One item from pos (stream.md § Decoding order, HR-STREAM-9). Returns (item, pos)."""
     where = f"frame@{pos}"
     if pos == len(b):
-        fail("TRUNCATED", f"members[{idx}] missing")
+        fail("TRUNCATED", "item missing after its annotation" if after_ann else f"members[{idx}] missing")
     if len(b) - pos < 8:
         fail("TRUNCATED", f"{where}: frame header")
     if b[pos:pos + 4] != FRAME_MAGIC:
         fail("BAD_MAGIC", f"{where}.magic")
     kind = b[pos + 4]
-    _frame_kind(kind, f"{where}.kind", (0x01, 0x02, END_KIND))
+    _frame_kind(kind, f"{where}.kind", (0x01, 0x02, END_KIND, ANN_KIND))
     _zero(b[pos + 5:pos + 8], f"{where}.reserved")
     if kind == END_KIND:  # step 2a
         if parent is not None:
             fail("CONSTRAINT", f"{where}.kind: an end frame where member {idx} is due")
+        if after_ann:
+            fail("CONSTRAINT", f"{where}.kind: an end frame right after an annotation frame")
         raise _EndFrame()
+    if kind == ANN_KIND:  # step 2b (HR-STREAM-18)
+        if parent is not None:
+            fail("CONSTRAINT", f"{where}.kind: an annotation frame where member {idx} is due")
+        if after_ann:
+            fail("CONSTRAINT", f"{where}.kind: an annotation frame right after another")
+        name, md, pos = _annotation(b, pos, lim)
+        it, pos = _stream_item(b, pos, lim, opts, cm, None, None, depth, total, after_ann=True)
+        if name is not None:
+            it["name"] = name
+        if md:
+            it["metadata"] = md
+        return it, pos
     status, d = decode_descriptor(b[pos + 8:], opts)
     if status != "OK":
         fail(status, f"{where}/descriptor: {d}")

@@ -156,7 +156,17 @@ def stream_items(data, decoded):
             pos += pad8(b["size"])
         return containers.Tensor(desc_model(d), bufs), pos
 
-    return [item(start, it)[0] for start, it in zip(decoded["frame_offsets"], decoded["items"])]
+    def top(start, it):
+        """An annotated item (stream.md HR-STREAM-17) begins with its annotation frame."""
+        name, md = it.get("name"), it.get("metadata")
+        if name is None and md is None:
+            return item(start, it)[0]
+        model = containers.kv_model(md) if md else None
+        nb = name.encode("utf-8") if name is not None else b""
+        kvb = containers.kv_encode(model) if model else b""
+        return containers.Ann(item(start + 24 + pad8(len(nb)) + len(kvb), it)[0], name, model)
+
+    return [top(start, it) for start, it in zip(decoded["frame_offsets"], decoded["items"])]
 
 
 def reencode(kind, data, decoded):

@@ -46,6 +46,7 @@ from ._hurray import (
     Statistics,
     StreamError,
     StreamTimeoutError,
+    StreamItem,
     StreamReader,
     StreamWriter,
     StridedLayout,
@@ -252,6 +253,7 @@ __all__ = [
     "load_bytes",
     "StreamReader",
     "StreamWriter",
+    "StreamItem",
     # NumPy (imported on first use, never by `import hurray`)
     "from_numpy",
     "aligned_allocator",

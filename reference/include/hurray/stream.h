@@ -36,6 +36,7 @@
 #include "hurray/alloc.h"
 #include "hurray/export.h"
 #include "hurray/item.h"
+#include "hurray/kv.h"
 #include "hurray/limit.h"
 #include "hurray/status.h"
 
@@ -48,7 +49,21 @@ HURRAY_EXTERN_C_BEGIN
 enum hurray_frame_kind {
     HURRAY_FRAME_TENSOR = 0x01,
     HURRAY_FRAME_COMPOSITE = 0x02,
-    HURRAY_FRAME_END = 0x03
+    HURRAY_FRAME_END = 0x03,
+    HURRAY_FRAME_ANNOTATION = 0x04 /* revision 3: a name and metadata (HR-STREAM-17) */
+};
+/* An annotation frame's head: frame header, name_length, reserved, kv_length. */
+#define HURRAY_STREAM_ANNOTATION_HEAD_BYTES 24u
+
+/* An item's name and metadata (stream.md HR-STREAM-17, HR-STREAM-18). Given to
+ * hurray_stream_writer_write_annotated; filled by hurray_stream_reader_annotation.
+ * name NULL (and name_len 0): no name -- a non-NULL name is a name, so an
+ * empty one is refused (CONSTRAINT); metadata_count 0: no metadata. */
+struct hurray_stream_annotation {
+    const char *name; /* a name (kv.md HR-KV-6), name_len bytes, not NUL-terminated */
+    uint32_t name_len;
+    const struct hurray_kv_entry *metadata; /* any order when writing; sorted when read */
+    size_t metadata_count;
 };
 /* The end frame is its 8-byte header alone: "HRSF" 03 00 00 00. */
 #define HURRAY_STREAM_END_FRAME_BYTES 8u
@@ -133,6 +148,13 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_reader_next(struct hurray_stream_r
  * the end of that item's last frame; at an end frame, the end of it. Any
  * thread, any time (an atomic read). */
 HURRAY_API uint64_t hurray_stream_reader_offset(const struct hurray_stream_reader *r);
+/* The name and metadata of the item the last hurray_stream_reader_next
+ * yielded (HR-STREAM-18): all zero for an item without an annotation frame,
+ * and when next yielded nothing. The pointers are the reader's; they stay valid
+ * until the next call of next, or destroy (close keeps them). The reading
+ * thread only. */
+HURRAY_API void hurray_stream_reader_annotation(const struct hurray_stream_reader *r,
+                                                struct hurray_stream_annotation *out);
 /* How the stream ended: a hurray_stream_end (HURRAY_STREAM_NOT_ENDED while
  * reading, after a failure, or when closed before the end). Any thread, any
  * time. NULL: HURRAY_STREAM_NOT_ENDED. */
@@ -187,6 +209,15 @@ HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_create_callback(
 HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_write(struct hurray_stream_writer *w,
                                                            const struct hurray_item *item,
                                                            struct hurray_error *err);
+/* hurray_stream_writer_write with a name and/or metadata: an annotation frame
+ * (HR-STREAM-17), then the item. `a` NULL, or with neither a name (NULL) nor
+ * metadata: exactly hurray_stream_writer_write (no annotation frame). The name
+ * (HR-KV-6, at most 65,535 bytes) and the map (kv.md § Encoding) are checked
+ * with the item before anything is written: CONSTRAINT / LIMIT / DUPLICATE /
+ * RANGE / UNSUPPORTED leave the writer usable. */
+HURRAY_API HURRAY_NODISCARD int hurray_stream_writer_write_annotated(
+    struct hurray_stream_writer *w, const struct hurray_item *item,
+    const struct hurray_stream_annotation *a, struct hurray_error *err);
 /* Ends the stream (HR-STREAM-10): writes the end frame (HR-STREAM-12),
  * flushes, releases the transport (closes the duplicate fd). A memory writer
  * keeps its bytes, the end frame included. Idempotent: OK again after the first

@@ -212,6 +212,7 @@ static int hrpy_exec(PyObject *module) {
     X((st)->StreamWriter_Type);                                                                \
     X((st)->File_Type);                                                                        \
     X((st)->FileSlice_Type);                                                                   \
+    X((st)->StreamItem_Type);                                                                  \
     X((st)->DLPackOwner_Type);                                                                 \
     X((st)->NativeOwner_Type);                                                                 \
     X((st)->str_hurray);                                                                       \

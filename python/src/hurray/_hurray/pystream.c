@@ -266,20 +266,24 @@ static void reader_release(ReaderObject *self) {
 }
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    /* the limits first (one table, io.c), then the options; the KV and name limits bound an
+     * annotation frame (stream.md HR-STREAM-17) */
     static const char *const names[] = {"source",           "max_descriptor_bytes",
                                         "max_buffer_bytes", "max_composite_depth",
                                         "max_composite_members", "max_rank",
-                                        "cross_machine",    "timeout",
-                                        "require_end_frame"};
-    PyObject *a[9];
+                                        "max_kv_entries",   "max_kv_bytes",
+                                        "max_name_bytes",   "cross_machine",
+                                        "timeout",          "require_end_frame"};
+    enum { A_CROSS = 9, A_TIMEOUT = 10, A_NEED_END = 11, A_COUNT = 12 };
+    PyObject *a[A_COUNT];
     hrpy_state *st = hrpy_state_from_type(type);
     if (st == NULL) return NULL;
-    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, 9, 1, 1, a) < 0) return NULL;
+    if (hrpy_bind_tuple("StreamReader", args, kwargs, names, A_COUNT, 1, 1, a) < 0) return NULL;
     struct hurray_limits limits;
-    if (hrpy_limits_from_args(a + 1, names + 1, 5, &limits) < 0) return NULL;
+    if (hrpy_limits_from_args(a + 1, names + 1, 8, &limits) < 0) return NULL;
     int cross = 0, need_end = 0;
-    if (a[6] != NULL && (cross = PyObject_IsTrue(a[6])) < 0) return NULL;
-    if (a[8] != NULL && (need_end = PyObject_IsTrue(a[8])) < 0) return NULL;
+    if (a[A_CROSS] != NULL && (cross = PyObject_IsTrue(a[A_CROSS])) < 0) return NULL;
+    if (a[A_NEED_END] != NULL && (need_end = PyObject_IsTrue(a[A_NEED_END])) < 0) return NULL;
     ReaderObject *self = (ReaderObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->lock = PyThread_allocate_lock();
@@ -294,12 +298,12 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     }
     self->has_src = kind == TRANSPORT_MEMORY;
-    if (kind == TRANSPORT_FD && timeout_arg(a[7], a[0], "StreamReader", &timeout_ms) < 0) {
+    if (kind == TRANSPORT_FD && timeout_arg(a[A_TIMEOUT], a[0], "StreamReader", &timeout_ms) < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    if (kind == TRANSPORT_MEMORY && a[7] != NULL && a[7] != Py_None &&
-        timeout_arg(a[7], NULL, "StreamReader", &timeout_ms) < 0) { /* checked, unused */
+    if (kind == TRANSPORT_MEMORY && a[A_TIMEOUT] != NULL && a[A_TIMEOUT] != Py_None &&
+        timeout_arg(a[A_TIMEOUT], NULL, "StreamReader", &timeout_ms) < 0) { /* checked, unused */
         Py_DECREF(self);
         return NULL;
     }
@@ -328,10 +332,34 @@ static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return (PyObject *)self;
 }
 
-static PyObject *reader_iternext(PyObject *op) {
+/* The name (str or None) and metadata (dict, {} for none) of the item the C reader
+ * last yielded (stream.md HR-STREAM-18), read under the reader's lock. */
+static int annotation_objects(hrpy_state *st, const struct hurray_stream_reader *r,
+                              PyObject **name, PyObject **metadata) {
+    struct hurray_stream_annotation a;
+    hurray_stream_reader_annotation(r, &a);
+    struct hurray_kv kv;
+    hurray_kv_init(&kv);
+    kv.entries = a.metadata;
+    kv.count = a.metadata_count;
+    *name = a.name ? PyUnicode_DecodeUTF8(a.name, (Py_ssize_t)a.name_len, "strict")
+                   : Py_NewRef(Py_None);
+    if (*name == NULL) return -1;
+    *metadata = hrpy_kv_to_dict(st, &kv);
+    if (*metadata == NULL) {
+        Py_CLEAR(*name);
+        return -1;
+    }
+    return 0;
+}
+
+/* One item: the value alone (iteration), or a StreamItem(name, value, metadata)
+ * (read_item). NULL without an exception at the end. */
+static PyObject *reader_read(PyObject *op, int annotated) {
     ReaderObject *self = READER(op);
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
     if (st == NULL) return NULL;
+    PyObject *name = NULL, *metadata = NULL;
     struct hurray_item *item = NULL;
     struct hurray_error err;
     hurray_error_clear(&err);
@@ -349,18 +377,57 @@ static PyObject *reader_iternext(PyObject *op) {
         status = HURRAY_OK;
         reader_release(self);
     }
-    lock_release(self->lock, &self->owner);
-    if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
-    if (self->g.raised && PyErr_Occurred()) { /* a handler raised, and the read went on */
+    /* the annotation's bytes are the reader's until its next read: taken under the lock */
+    if (annotated && item != NULL && annotation_objects(st, self->r, &name, &metadata) < 0) {
+        lock_release(self->lock, &self->owner);
         hurray_item_destroy(item);
         return NULL;
     }
-    if (item == NULL) return NULL; /* the end: StopIteration */
+    lock_release(self->lock, &self->owner);
+    if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
+    if ((self->g.raised && PyErr_Occurred()) || item == NULL) {
+        /* a handler raised, and the read went on; or the end: StopIteration / None */
+        hurray_item_destroy(item);
+        Py_XDECREF(name);
+        Py_XDECREF(metadata);
+        return NULL;
+    }
     PyObject *owner = hrpy_item_memory_new(st, item); /* owns item, also on failure */
-    if (owner == NULL) return NULL;
-    PyObject *obj = hrpy_item_to_object(st, item, owner, 0);
-    Py_DECREF(owner);
-    return obj;
+    PyObject *obj = owner ? hrpy_item_to_object(st, item, owner, 0) : NULL;
+    Py_XDECREF(owner);
+    if (!annotated || obj == NULL) {
+        Py_XDECREF(name);
+        Py_XDECREF(metadata);
+        return obj;
+    }
+    PyObject *rec = PyStructSequence_New(st->StreamItem_Type);
+    if (rec == NULL) {
+        Py_DECREF(obj);
+        Py_DECREF(name);
+        Py_DECREF(metadata);
+        return NULL;
+    }
+    PyStructSequence_SetItem(rec, 0, name); /* steals */
+    PyStructSequence_SetItem(rec, 1, obj);
+    PyStructSequence_SetItem(rec, 2, metadata);
+    return rec;
+}
+
+static PyObject *reader_iternext(PyObject *op) { return reader_read(op, 0); }
+
+static PyObject *reader_read_item(PyObject *op, PyObject *Py_UNUSED(ignored)) {
+    PyObject *rec = reader_read(op, 1);
+    if (rec == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+    return rec;
+}
+
+/* iter(reader.read_item, None): the callable iterator stops at the first None. */
+static PyObject *reader_items(PyObject *op, PyObject *Py_UNUSED(ignored)) {
+    PyObject *read = PyObject_GetAttrString(op, "read_item");
+    if (read == NULL) return NULL;
+    PyObject *it = PyCallIter_New(read, Py_None);
+    Py_DECREF(read);
+    return it;
 }
 
 /* stream.md HR-STREAM-15: wakes a read blocked in another thread at once, then waits
@@ -428,6 +495,17 @@ static void reader_dealloc(PyObject *op) {
 }
 
 static PyMethodDef reader_methods[] = {
+    {"read_item", reader_read_item, METH_NOARGS,
+     PyDoc_STR("read_item() -> StreamItem | None\n--\n\n"
+               "The next item with its name and metadata (stream.md HR-STREAM-18): a\n"
+               "StreamItem(name, value, metadata) -- name a str or None, value the Tensor or\n"
+               "Composite, metadata a dict ({} when the item has none) -- or None at the end.\n"
+               "Errors as for iteration.")},
+    {"items", reader_items, METH_NOARGS,
+     PyDoc_STR("items() -> iterator of StreamItem\n--\n\n"
+               "Iterates the remaining items as StreamItem(name, value, metadata): for name,\n"
+               "value, metadata in reader.items(). Iterating the reader itself yields the\n"
+               "values alone.")},
     {"close", reader_close, METH_NOARGS,
      PyDoc_STR("close()\n--\n\nReleases the transport (the duplicated descriptor, the held\n"
                "bytes) and drops a partly read item. Idempotent; the reader then iterates as\n"
@@ -465,6 +543,7 @@ static PyType_Slot reader_slots[] = {
      (void *)PyDoc_STR(
          "StreamReader(source, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
          "             max_composite_depth=None, max_composite_members=None, max_rank=None,\n"
+         "             max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
          "             cross_machine=False, timeout=<the socket's>, require_end_frame=False)\n"
          "--\n\n"
          "Iterates the items of a Hurray stream: each a hurray.Tensor, or a whole\n"
@@ -564,24 +643,54 @@ static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 static PyObject *writer_write(PyObject *op, PyTypeObject *defining_class, PyObject *const *args,
                               Py_ssize_t nargs, PyObject *kwnames) {
-    static const char *const names[] = {"item"};
-    PyObject *a[1];
+    static const char *const names[] = {"item", "name", "metadata"};
+    PyObject *a[3];
     WriterObject *self = WRITER(op);
     hrpy_state *st = PyType_GetModuleState(defining_class);
-    if (hrpy_bind("write", args, nargs, kwnames, names, 1, 1, 1, a) < 0) return NULL;
+    if (hrpy_bind("write", args, nargs, kwnames, names, 3, 1, 1, a) < 0) return NULL;
+    /* stream.md HR-STREAM-17: the name (a str, checked by the C writer) and the metadata */
+    struct hurray_stream_annotation ann;
+    struct hrpy_kv_build kv;
+    memset(&ann, 0, sizeof ann);
+    memset(&kv, 0, sizeof kv);
+    if (a[1] != NULL && a[1] != Py_None) {
+        Py_ssize_t n = 0;
+        if (!PyUnicode_Check(a[1])) {
+            PyErr_Format(PyExc_TypeError, "StreamWriter.write: name must be a str or None, "
+                         "not %.100s", Py_TYPE(a[1])->tp_name);
+            return NULL;
+        }
+        ann.name = PyUnicode_AsUTF8AndSize(a[1], &n);
+        if (ann.name == NULL) return NULL;
+        if ((size_t)n > UINT32_MAX) n = UINT32_MAX; /* over the name limit either way */
+        ann.name_len = (uint32_t)n;
+    }
+    if (a[2] != NULL && a[2] != Py_None) {
+        if (hrpy_kv_from_mapping(st, a[2], &kv) < 0) {
+            hrpy_kv_build_release(&kv);
+            return NULL;
+        }
+        ann.metadata = kv.entries;
+        ann.metadata_count = kv.count;
+    }
     struct hurray_item *tree = NULL;
-    if (hrpy_item_build(st, a[0], HRPY_ITEM_STREAM, "StreamWriter.write", &tree) < 0)
+    if (hrpy_item_build(st, a[0], HRPY_ITEM_STREAM, "StreamWriter.write", &tree) < 0) {
+        hrpy_kv_build_release(&kv);
         return NULL;
+    }
     struct hurray_error err;
     hurray_error_clear(&err);
     int status;
     if (lock_acquire(self->lock, &self->owner) < 0) {
         hrpy_item_release(tree);
+        hrpy_kv_build_release(&kv);
         return NULL;
     }
-    RUN_RELEASED(&self->g, status, hurray_stream_writer_write(self->w, tree, &err));
+    RUN_RELEASED(&self->g, status,
+                 hurray_stream_writer_write_annotated(self->w, tree, &ann, &err));
     lock_release(self->lock, &self->owner);
     hrpy_item_release(tree);
+    hrpy_kv_build_release(&kv);
     /* after finish: ARGUMENT, which the stream context maps to StreamError */
     if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
     if (self->g.raised && PyErr_Occurred()) return NULL; /* a handler raised; written whole */
@@ -677,9 +786,13 @@ static void writer_dealloc(PyObject *op) {
 static PyMethodDef writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))writer_write,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("write(item)\n--\n\n"
+     PyDoc_STR("write(item, name=None, metadata=None)\n--\n\n"
                "Emits a hurray.Tensor (every buffer, in descriptor order) or a\n"
-               "hurray.Composite (head, then its members) before returning. An item the\n"
+               "hurray.Composite (head, then its members) before returning; with a name\n"
+               "(a non-empty str without NUL) and/or metadata (a dict of str to bool, int,\n"
+               "float, str, bytes, list), an annotation frame first (stream.md\n"
+               "HR-STREAM-17), which read_item()/items() give back. A bad name or map:\n"
+               "nothing is written. An item the\n"
                "writer refuses (cross_machine and a buffer not producer_synced) is not\n"
                "written and the writer stays usable: StreamError. A tensor whose bytes are\n"
                "not in host memory: UnsupportedError. After finish(): StreamError.")},
@@ -744,7 +857,26 @@ static PyType_Spec writer_spec = {
     .slots = writer_slots,
 };
 
+static PyStructSequence_Field stream_item_fields[] = {
+    {"name", "the item's name (str), or None"},
+    {"value", "the item: a Tensor or a Composite"},
+    {"metadata", "the item's metadata (dict; {} when it has none)"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc stream_item_desc = {
+    "hurray.StreamItem",
+    "An item read from a stream with its name and metadata (stream.md HR-STREAM-18):\n"
+    "StreamItem(name, value, metadata).",
+    stream_item_fields,
+    3,
+};
+
 int hrpy_stream_init(PyObject *module, hrpy_state *st) {
+    st->StreamItem_Type = PyStructSequence_NewType(&stream_item_desc);
+    if (st->StreamItem_Type == NULL) return -1;
+    if (PyModule_AddObjectRef(module, "StreamItem", (PyObject *)st->StreamItem_Type) < 0)
+        return -1;
     st->StreamReader_Type = hrpy_add_type(module, &reader_spec, NULL);
     if (st->StreamReader_Type == NULL) return -1;
     st->StreamWriter_Type = hrpy_add_type(module, &writer_spec, NULL);

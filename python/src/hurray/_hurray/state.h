@@ -100,6 +100,7 @@ typedef struct {
     PyTypeObject *StreamWriter_Type;
     PyTypeObject *File_Type;      /* lazy.c */
     PyTypeObject *FileSlice_Type; /* lazy.c */
+    PyTypeObject *StreamItem_Type; /* a struct sequence (name, value, metadata) */
 
     /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
      * interned names, kwnames tuples and the (1, 1) max_version */
