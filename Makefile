@@ -421,3 +421,14 @@ docs-check:
 	$(PYTHON) ci/check_docs.py
 
 TEST_STEPS += docs-check
+
+# -------------------------------------------------------------- typecheck ---
+# The type stubs as users meet them: mypy --strict over python/src/hurray (the .pyi files and
+# __init__.py), then mypy --strict and pyright over the user guide's examples
+# (docs/guide/*.md, one module per page), against the stubs (ci/typecheck.py). The guide's
+# examples also run, in test-python (python/tests/test_guide.py).
+.PHONY: typecheck
+typecheck: deps
+	$(VENV)/bin/python ci/typecheck.py
+
+TEST_STEPS += typecheck
