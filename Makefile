@@ -506,3 +506,13 @@ coverage-check: coverage
 # About 60 s of CPU from a clean build dir (build, tests, corpus, replays); fails below COV_MIN
 # or on a line no run reaches that docs/conformance/coverage.md does not explain.
 TEST_STEPS += coverage-check
+# -------------------------------------------------------------- typecheck ---
+# The type stubs as users meet them: mypy --strict over python/src/hurray (the .pyi files and
+# __init__.py), then mypy --strict and pyright over the user guide's examples
+# (docs/guide/*.md, one module per page), against the stubs (ci/typecheck.py). The guide's
+# examples also run, in test-python (python/tests/test_guide.py).
+.PHONY: typecheck
+typecheck: deps
+	$(VENV)/bin/python ci/typecheck.py
+
+TEST_STEPS += typecheck

@@ -71,7 +71,7 @@ PY
         test_package.py test_dtype.py test_device.py test_layout.py test_quant.py \
         test_descriptor.py test_tensor.py test_factory.py test_errors.py test_file.py \
         test_stream.py test_kv.py test_composite.py test_numpy.py test_dlpack.py \
-        test_conformance.py test_conformance_containers.py
+        test_conformance.py test_conformance_containers.py test_typing.py
     ;;
 *) echo "test_install.sh: unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -5,7 +5,10 @@ the C reference implementation); this module only re-exports it. Importing
 hurray imports neither NumPy nor PyTorch nor SciPy.
 """
 import contextlib as _contextlib
+import importlib as _importlib
 import sys as _sys
+from collections.abc import Iterator as _Iterator
+from types import ModuleType as _ModuleType
 
 from . import _hurray
 from ._hurray import (
@@ -58,7 +61,6 @@ from ._hurray import (
     asarray,
     buffer_size_bytes,
     decode_quantization,
-    dtype,
     empty,
     from_dlpack,
     from_hurray,
@@ -91,16 +93,21 @@ from ._hurray import (  # noqa: E402
 
 # `import hurray.dtype` / `from hurray.dtype import int4` reach the namespace
 # the extension built from the C dtype table.
-_sys.modules.setdefault(__name__ + ".dtype", dtype)
+_sys.modules.setdefault(__name__ + ".dtype", _hurray.dtype)
 
 # Every element type by canonical name and alias at top level:
-# hurray.float32 is hurray.dtype.float32 (requirements § Dtype surface).
-_DTYPE_NAMES = tuple(n for n in vars(dtype) if not n.startswith("_"))
-globals().update({_n: getattr(dtype, _n) for _n in _DTYPE_NAMES})
+# hurray.float32 is hurray.dtype.float32 (requirements § Dtype surface). The names are the C
+# table's; hurray.dtype's __all__ lists them, so that the star import below re-exports them
+# and `__all__ += dtype.__all__` extends ours. Type checkers read the same names from
+# dtype.pyi (checked against this list by python/tests/test_typing.py).
+setattr(_hurray.dtype, "__all__", [_n for _n in vars(_hurray.dtype) if not _n.startswith("_")])
+from . import dtype as dtype  # noqa: E402
+from .dtype import *  # noqa: E402,F403
+
+_DTYPE_NAMES = tuple(dtype.__all__)
 
 
-
-def _numpy_bridge(who):
+def _numpy_bridge(who: str) -> _ModuleType:
     """hurray._numpy, the NumPy C-API side of the binding, imported on first use."""
     import numpy
 
@@ -109,13 +116,11 @@ def _numpy_bridge(who):
         raise UnsupportedError(
             f"{who}: NumPy {numpy.__version__} predates NEP 49 data-memory handlers (1.22)"
         )
-    from . import _numpy
-
-    return _numpy
+    return _importlib.import_module(__name__ + "._numpy")
 
 
 @_contextlib.contextmanager
-def aligned_allocator():
+def aligned_allocator() -> _Iterator[None]:
     """Allocate NumPy arrays 64-byte aligned for the duration of a ``with`` block.
 
     Installs a NEP 49 data-memory handler (``PyDataMem_SetHandler``) whose blocks are aligned
@@ -267,7 +272,7 @@ __all__ = [
     "asarray",
     # the native protocol (docs/spec/c-abi.md); discovery is hasattr(obj, "__hurray__")
     "from_hurray",
-    *_DTYPE_NAMES,
 ]
+__all__ += dtype.__all__
 
 del _sys

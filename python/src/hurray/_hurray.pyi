@@ -13,6 +13,15 @@ MIN_BUFFER_ALIGNMENT: Final[int]
 PAGE_ALIGNMENT: Final[int]
 MAX_RANK: Final[int]
 
+class _HasArrayInterface(Protocol):
+    # NumPy arrays export the buffer protocol, but NumPy's stubs declare __buffer__ only for
+    # Python >= 3.12; before that an ndarray is recognised by its array interface.
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+
+# A buffer-protocol exporter: bytes, bytearray, memoryview, mmap, array.array, ndarray, ...
+_BufferLike = Buffer | _HasArrayInterface
+
 # ---- errors -------------------------------------------------------------------------------
 
 class HurrayError(Exception):
@@ -65,7 +74,7 @@ class Dtype:
     @classmethod
     def from_name(cls, name: str, /) -> Dtype: ...
 
-dtype: ModuleType
+from . import dtype as dtype
 
 def buffer_size_bytes(dtype: Dtype, count: int) -> int: ...
 
@@ -190,7 +199,7 @@ class BlockPagedLayout(Layout):
     def num_seqs(self) -> int: ...
     @property
     def num_blocks(self) -> int: ...
-    def validate_index_buffers(self, seq_ptr: Buffer, block_table: Buffer) -> None: ...
+    def validate_index_buffers(self, seq_ptr: _BufferLike, block_table: _BufferLike) -> None: ...
     def validate_quantization_compatibility(
         self, quantization: Quantization, *, ndim: int | None = None
     ) -> None: ...
@@ -462,7 +471,7 @@ class Tensor:
 
     def __new__(
         cls,
-        buffers: Buffer | Sequence[Buffer],
+        buffers: _BufferLike | Sequence[_BufferLike],
         dtype: Dtype,
         shape: Sequence[int | None],
         *,
@@ -531,8 +540,8 @@ class Tensor:
     # NumPy (CPU, producer_synced, stride-expressible layouts, Tier 1 element types):
     @property
     def __array_interface__(self) -> dict[str, object]: ...
-    def __array__(self, dtype: object = None, copy: bool | None = None) -> object: ...
-    def to_ml_dtypes(self) -> object: ...
+    def __array__(self, dtype: object = None, copy: bool | None = None) -> Any: ...  # ndarray
+    def to_ml_dtypes(self) -> Any: ...  # ndarray
     # DLPack (docs/spec/dlpack.md) and PyTorch (imported on first use):
     def __hurray__(self, stream: int | None = None) -> CapsuleType: ...
     def __dlpack__(
@@ -544,7 +553,7 @@ class Tensor:
         copy: bool | None = None,
     ) -> CapsuleType: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
-    def to_torch(self, *, copy: bool | None = None) -> object: ...  # torch.Tensor
+    def to_torch(self, *, copy: bool | None = None) -> Any: ...  # torch.Tensor
 
 # dtype None is hurray.float32
 def zeros(
@@ -792,7 +801,7 @@ class StreamReader:
 
     def __new__(
         cls,
-        source: int | _HasFileno | Buffer,
+        source: int | _HasFileno | _BufferLike,
         *,
         max_descriptor_bytes: int | None = None,
         max_buffer_bytes: int | None = None,
@@ -803,7 +812,7 @@ class StreamReader:
         max_kv_bytes: int | None = None,
         max_name_bytes: int | None = None,
         cross_machine: bool = False,
-        timeout: float | None = None,
+        timeout: float | None = ...,  # not given: a socket's own gettimeout()
         require_end_frame: bool = False,
     ) -> StreamReader: ...
     def __iter__(self) -> StreamReader: ...
@@ -817,6 +826,8 @@ class StreamReader:
     def closed(self) -> bool: ...
     @property
     def offset(self) -> int | None: ...
+    @property
+    def end(self) -> Literal["end_frame", "eof"] | None: ...
 
 @final
 class StreamItem(tuple[str | None, Tensor | Composite, dict[str, _KvValue]]):
@@ -834,7 +845,11 @@ class StreamWriter:
     """Writes a stream item by item. Context manager (finish on exit)."""
 
     def __new__(
-        cls, destination: int | _HasFileno | None = None, *, cross_machine: bool = False
+        cls,
+        destination: int | _HasFileno | None = None,
+        *,
+        cross_machine: bool = False,
+        timeout: float | None = ...,  # not given: a socket's own gettimeout()
     ) -> StreamWriter: ...
     def write(
         self,

@@ -514,13 +514,13 @@ static PyObject *descriptor_encode(PyObject *self, PyTypeObject *defining_class,
 static PyMethodDef desc_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))descriptor_decode,
      METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
-     PyDoc_STR("decode(data, *, max_descriptor_bytes=None, max_rank=None,\n"
-               "       max_buffer_bytes=None, max_composite_members=None) -> Descriptor\n--\n\n"
+     PyDoc_STR("decode($type, /, data, *, max_descriptor_bytes=None, max_rank=None,\n"
+               "       max_buffer_bytes=None, max_composite_members=None)\n--\n\n"
                "Strictly decodes the descriptor at the start of a bytes-like object;\n"
                "trailing bytes are ignored. Limits default to the spec's defaults.")},
     {"encode", (PyCFunction)(void (*)(void))descriptor_encode,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("encode() -> bytes\n--\n\nThe canonical binary descriptor.")},
+     PyDoc_STR("encode($self, /)\n--\n\nThe canonical binary descriptor (bytes).")},
     {NULL, NULL, 0, NULL},
 };
 

@@ -180,12 +180,12 @@ static PyObject *device_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssi
 static PyMethodDef device_methods[] = {
     {"dlpack_device_type", (PyCFunction)(void (*)(void))device_dlpack_device_type,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("dlpack_device_type() -> int\n--\n\n"
+     PyDoc_STR("dlpack_device_type($self, /)\n--\n\n"
                "The DLPack DLDeviceType for (kind, memory_class) (devices.md § Hurray →\n"
                "DLPack). UnsupportedError where DLPack has no equivalent.")},
     {"from_dlpack", (PyCFunction)(void (*)(void))device_from_dlpack,
      METH_FASTCALL | METH_KEYWORDS | METH_CLASS,
-     PyDoc_STR("from_dlpack(device_type, device_id=0) -> Device\n--\n\n"
+     PyDoc_STR("from_dlpack($type, /, device_type, device_id=0)\n--\n\n"
                "The Device for a DLPack DLDeviceType (devices.md § DLPack → Hurray).")},
     {NULL, NULL, 0, NULL},
 };

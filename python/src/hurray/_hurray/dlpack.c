@@ -737,7 +737,7 @@ PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyTypeObject *cls, PyObject 
 }
 
 const char hrpy_doc_dlpack[] =
-    "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n"
+    "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
     "--\n\n"
     "A DLPack capsule over this tensor's buffer, without a copy; the tensor is kept\n"
     "alive until the consumer calls the deleter (or the unconsumed capsule is\n"
@@ -754,7 +754,7 @@ const char hrpy_doc_dlpack[] =
     "to_torch(), which copies read-only data).";
 
 const char hrpy_doc_dlpack_device[] =
-    "__dlpack_device__() -> tuple[int, int]\n--\n\n"
+    "__dlpack_device__($self, /)\n--\n\n"
     "(DLDeviceType, device_id): the type from (device tag, memory class) through\n"
     "devices.md's table, the runtime device_id. UnsupportedError for ROCm unified,\n"
     "peer memory and private devices or memory classes.";
@@ -1423,7 +1423,7 @@ PyObject *hrpy_tensor_to_torch(PyObject *self, PyTypeObject *cls, PyObject *cons
 }
 
 const char hrpy_doc_to_torch[] =
-    "to_torch(*, copy=None) -> torch.Tensor\n--\n\n"
+    "to_torch($self, /, *, copy=None)\n--\n\n"
     "torch.utils.dlpack.from_dlpack(self.__dlpack__(max_version=(1, 1), copy=copy))\n"
     "with PyTorch's limits applied: a torch tensor over the same memory (CPU or\n"
     "CUDA), every Tier 1 type and the float8s (float4 as float4_e2m1fn_x2).\n"
@@ -1441,7 +1441,7 @@ const char hrpy_doc_to_torch[] =
 
 static PyMethodDef dlpack_module_methods[] = {
     {"from_dlpack", (PyCFunction)(void (*)(void))hrpy_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_dlpack(x, /, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("from_dlpack($module, x, /, *, copy=None)\n--\n\n"
                "A Tensor over the memory of x (an object with __dlpack__, asked for\n"
                "max_version=(1, 1), or a 'dltensor' / 'dltensor_versioned' capsule),\n"
                "without a copy: it holds the producer's managed tensor and calls its deleter\n"
@@ -1456,7 +1456,7 @@ static PyMethodDef dlpack_module_methods[] = {
                "cannot represent or an already consumed capsule; UnsupportedError for a\n"
                "DLPack device type Hurray has no device for.")},
     {"from_torch", (PyCFunction)(void (*)(void))hrpy_from_torch, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_torch(tensor, /, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("from_torch($module, tensor, /, *, copy=None)\n--\n\n"
                "tensor.__dlpack__() wrapped in a Tensor without a copy (the rules of\n"
                "from_dlpack). A CUDA tensor's current stream is synchronised first. A\n"
                "tensor with PyTorch's lazy negation or conjugation bit set (x.is_neg(),\n"

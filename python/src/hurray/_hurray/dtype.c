@@ -80,11 +80,11 @@ static PyObject *dtype_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo)) {
 
 static PyMethodDef dtype_methods[] = {
     {"from_tag", (PyCFunction)dtype_from_tag, METH_O | METH_CLASS,
-     PyDoc_STR("from_tag(tag) -> Dtype\n--\n\n"
+     PyDoc_STR("from_tag($type, tag, /)\n--\n\n"
                "The singleton for an element-type byte. Reserved and invalid bytes raise\n"
                "InvalidDescriptorError; private bytes 0xF0-0xFE give the extension type.")},
     {"from_name", (PyCFunction)dtype_from_name, METH_O | METH_CLASS,
-     PyDoc_STR("from_name(name) -> Dtype\n--\n\n"
+     PyDoc_STR("from_name($type, name, /)\n--\n\n"
                "The singleton for a canonical name or alias (float8_e4m3 -> float8_e4m3fn).")},
     {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
     {"__copy__", dtype_copy, METH_NOARGS, NULL},

@@ -759,8 +759,11 @@ static PyMethodDef io_methods[] = {
                "           max_name_bytes=None, max_composite_depth=None) -> dict\n--\n\n"
                "A standalone KV section as load_kv returns it. For the conformance corpus.")},
     {"save", (PyCFunction)(void (*)(void))io_save, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("save(path, tensors, kv=None, *, progress=None, max_descriptor_bytes=None, ...)\n"
-               "     -> None\n--\n\n"
+     PyDoc_STR("save($module, /, path, tensors, kv=None, *, progress=None,\n"
+               "     max_descriptor_bytes=None, max_buffer_bytes=None,\n"
+               "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
+               "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
+               "     max_file_tensors=None)\n--\n\n"
                "Writes an HRRYFILE container: `tensors` maps names to hurray.Tensor,\n"
                "hurray.Composite, numpy.ndarray or torch.Tensor (arrays and torch tensors are\n"
                "ingested as from_numpy / from_torch do; a non-contiguous one is stored as a\n"
@@ -779,18 +782,27 @@ static PyMethodDef io_methods[] = {
                "failures raise FileError (FileNotFoundError, PermissionError, ... subclasses\n"
                "by errno). CPU tensors only (UnsupportedError otherwise).")},
     {"save_bytes", (PyCFunction)(void (*)(void))io_save_bytes, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("save_bytes(tensors, kv=None, *, max_descriptor_bytes=None, ...) -> bytes\n--\n\n"
+     PyDoc_STR("save_bytes($module, /, tensors, kv=None, *, max_descriptor_bytes=None,\n"
+               "     max_buffer_bytes=None,\n"
+               "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
+               "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
+               "     max_file_tensors=None)\n--\n\n"
                "The bytes save(path, tensors, kv) writes, in memory.")},
     {"load_bytes", (PyCFunction)(void (*)(void))io_load_bytes, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("load_bytes(data, *names, max_descriptor_bytes=None, ...) -> dict\n--\n\n"
+     PyDoc_STR("load_bytes($module, data, /, *names, max_descriptor_bytes=None,\n"
+               "     max_buffer_bytes=None,\n"
+               "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
+               "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
+               "     max_file_tensors=None)\n--\n\n"
                "load() of a file held in memory (bytes, bytearray, memoryview, ...): validated\n"
                "the same way; each returned item holds its own copy of its bytes. A corrupt\n"
                "container raises FileError.")},
     {"load", (PyCFunction)(void (*)(void))io_load, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("load(path, *names, mmap=False, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
+     PyDoc_STR("load($module, path, /, *names, mmap=False, max_descriptor_bytes=None,\n"
+               "     max_buffer_bytes=None,\n"
                "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
                "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
-               "     max_file_tensors=None) -> dict\n--\n\n"
+               "     max_file_tensors=None)\n--\n\n"
                "Validates the file's header and index, then returns {name: Tensor |\n"
                "Composite}: every top-level entry (a composite under its head's name, its\n"
                "members not repeated), or exactly the entries named (members included;\n"
@@ -801,7 +813,10 @@ static PyMethodDef io_methods[] = {
                "index's entries). FileError for a missing, unreadable, corrupt or truncated\n"
                "file, or one that is not a regular file (errno set when the system gave one).")},
     {"load_kv", (PyCFunction)(void (*)(void))io_load_kv, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("load_kv(path, *, max_...=None) -> dict\n--\n\n"
+     PyDoc_STR("load_kv($module, /, path, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
+               "        max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
+               "        max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
+               "        max_file_tensors=None)\n--\n\n"
                "The file's key-value section as a dict (empty when it has none): the exact\n"
                "inverse of save(..., kv=...). Reads and validates only the header and the KV\n"
                "section. int64 and uint64 values read as int; a value type this build does\n"

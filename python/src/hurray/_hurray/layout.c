@@ -256,7 +256,7 @@ static PyObject *layout_validate_against_shape(PyObject *self, PyTypeObject *def
 static PyMethodDef layout_methods[] = {
     {"validate_against_shape", (PyCFunction)(void (*)(void))layout_validate_against_shape,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("validate_against_shape(shape)\n--\n\n"
+     PyDoc_STR("validate_against_shape($self, /, shape)\n--\n\n"
                "Checks the layout's rank, extent and parameter constraints against a\n"
                "shape (None = dynamic). InvalidDescriptorError if they cannot go together.")},
     {NULL, NULL, 0, NULL},
@@ -729,14 +729,14 @@ static PyObject *block_paged_validate_quantization(PyObject *self, PyTypeObject 
 static PyMethodDef block_paged_methods[] = {
     {"validate_index_buffers", (PyCFunction)(void (*)(void))block_paged_validate_index_buffers,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("validate_index_buffers(seq_ptr, block_table)\n--\n\n"
+     PyDoc_STR("validate_index_buffers($self, /, seq_ptr, block_table)\n--\n\n"
                "Checks the four storage invariants of block-paged.md § Storage over the\n"
                "buffers' little-endian uint64 contents. Aliasing is accepted.\n"
                "InvalidDescriptorError (code INDEX or BUFFER_SIZE) otherwise.")},
     {"validate_quantization_compatibility",
      (PyCFunction)(void (*)(void))block_paged_validate_quantization,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("validate_quantization_compatibility(quantization, *, ndim=None)\n--\n\n"
+     PyDoc_STR("validate_quantization_compatibility($self, /, quantization, *, ndim=None)\n--\n\n"
                "Whether a quantization scheme and the paging can go together\n"
                "(block-paged.md § Quantization compatibility).")},
     {NULL, NULL, 0, NULL},

@@ -61,30 +61,30 @@ PyTypeObject *hrpy_add_type(PyObject *module, PyType_Spec *spec, PyObject *bases
 static PyMethodDef module_methods[] = {
     {"buffer_size_bytes", (PyCFunction)(void (*)(void))hrpy_buffer_size_bytes,
      METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("buffer_size_bytes(dtype, count) -> int\n--\n\n"
+     PyDoc_STR("buffer_size_bytes($module, /, dtype, count)\n--\n\n"
                "Bytes that hold `count` elements of `dtype`, sub-byte types packed\n"
                "(memory-layout.md § buffer_size_bytes): ceil(count * bits / 8).")},
     {"layout_tag_kind", (PyCFunction)hrpy_layout_tag_kind_py, METH_O,
-     PyDoc_STR("layout_tag_kind(tag) -> str\n--\n\n"
+     PyDoc_STR("layout_tag_kind($module, tag, /)\n--\n\n"
                "'named', 'reserved', 'private' or 'invalid' for a layout byte.")},
     {"decode_quantization", (PyCFunction)hrpy_decode_quantization, METH_O,
-     PyDoc_STR("decode_quantization(data) -> quantization object\n--\n\n"
+     PyDoc_STR("decode_quantization($module, data, /)\n--\n\n"
                "Decodes a standalone quantization section and returns the class its\n"
                "scheme byte names.")},
     {"zeros", (PyCFunction)(void (*)(void))hrpy_zeros, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("zeros(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+     PyDoc_STR("zeros($module, /, shape, dtype=None, *, layout=None)\n--\n\n"
                "A CPU tensor over a new buffer of zero bytes, aligned to at least\n"
                "MIN_BUFFER_ALIGNMENT; dtype None is hurray.float32.\n"
                "Every extent must be resolved (no None).\n"
                "float8_e8m0fnu has no zero: UnsupportedError.")},
     {"ones", (PyCFunction)(void (*)(void))hrpy_ones, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("ones(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+     PyDoc_STR("ones($module, /, shape, dtype=None, *, layout=None)\n--\n\n"
                "full(shape, 1, dtype, layout=layout).")},
     {"empty", (PyCFunction)(void (*)(void))hrpy_empty, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("empty(shape, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+     PyDoc_STR("empty($module, /, shape, dtype=None, *, layout=None)\n--\n\n"
                "Like zeros, with the bytes left uninitialised.")},
     {"full", (PyCFunction)(void (*)(void))hrpy_full, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("full(shape, fill_value, dtype=None, *, layout=None) -> Tensor\n--\n\n"
+     PyDoc_STR("full($module, /, shape, fill_value, dtype=None, *, layout=None)\n--\n\n"
                "Every element `fill_value`: bool, integers (range-checked, OverflowError),\n"
                "and every floating-point type by libhurray's encoder (element-types.md\n"
                "§ Encoding values): rounded once to nearest even (float8_e8m0fnu: ties up);\n"
@@ -93,7 +93,7 @@ static PyMethodDef module_methods[] = {
                "none; zero or a negative as float8_e8m0fnu). complex64/128 encode both parts.\n"
                "Sub-byte types are packed, padding bits zero. Private types: UnsupportedError.")},
     {"from_numpy", (PyCFunction)(void (*)(void))hrpy_from_numpy, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_numpy(array, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("from_numpy($module, /, array, *, copy=None)\n--\n\n"
                "A Tensor sharing the ndarray's buffer (it holds the array alive).\n"
                "C-contiguous -> row_major, Fortran-contiguous -> col_major, other\n"
                "strides -> strided (element strides); a copy (row_major or col_major,\n"
@@ -101,7 +101,7 @@ static PyMethodDef module_methods[] = {
                "data is big-endian or the strides are not whole elements. copy=True\n"
                "always copies, copy=False raises ValueError instead. Imports NumPy.")},
     {"from_scipy", (PyCFunction)(void (*)(void))hrpy_from_scipy, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_scipy(matrix, /, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("from_scipy($module, matrix, /, *, copy=None)\n--\n\n"
                "A coo / csr / csc Tensor over a SciPy sparse matrix or array (csr_*, csc_*,\n"
                "coo_*; the other formats are TypeError naming the conversion to call).\n"
                "nnz, shape and layout come from the matrix. The copy decision is per\n"
@@ -115,14 +115,14 @@ static PyMethodDef module_methods[] = {
                "(memory-layout.md § Index contents: InvalidDescriptorError); unsorted and\n"
                "duplicate entries are kept as they are. Imports NumPy.")},
     {"sparse_coo", (PyCFunction)(void (*)(void))hrpy_sparse_coo, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("sparse_coo(indices, values, shape, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("sparse_coo($module, /, indices, values, shape, *, copy=None)\n--\n\n"
                "A coo Tensor from an (ndim, nnz) integer array of coordinates and nnz\n"
                "values (array-likes: numpy.asarray). nnz is derived; shape is required and\n"
                "every extent must be resolved (InvalidDescriptorError naming the index).\n"
                "Every coordinate must be below its extent (InvalidDescriptorError).\n"
                "Copies per buffer as from_scipy. Imports NumPy.")},
     {"asarray", (PyCFunction)(void (*)(void))hrpy_asarray, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("asarray(obj, /, *, copy=None) -> Tensor\n--\n\n"
+     PyDoc_STR("asarray($module, obj, /, *, copy=None)\n--\n\n"
                "The generic ingest entry point: a hurray.Tensor as is (copy=True: a copy of\n"
                "every buffer); an object with __hurray__ through hurray.from_hurray once\n"
                "that exists; a SciPy sparse matrix through from_scipy; a torch.Tensor\n"
@@ -132,7 +132,7 @@ static PyMethodDef module_methods[] = {
                "copied; True: always; False: ValueError where a copy is needed).")},
     {"_error_class", (PyCFunction)(void (*)(void))hrpy_error_class_py,
      METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("_error_class(status, context='descriptor') -> type\n--\n\n"
+     PyDoc_STR("_error_class($module, /, status, context='descriptor')\n--\n\n"
                "The exception class the binding raises for a C status name in a context\n"
                "('descriptor', 'file', 'stream'). For tests and diagnostics.")},
     {NULL, NULL, 0, NULL},

@@ -128,7 +128,7 @@ error:
 }
 
 const char hrpy_doc_hurray[] =
-    "__hurray__(stream=None) -> PyCapsule\n--\n\n"
+    "__hurray__($self, /, stream=None)\n--\n\n"
     "The native protocol (docs/spec/c-abi.md): a capsule named 'hurray_tensor' whose\n"
     "pointer is a HurrayBufferList (every buffer, in descriptor order, no copy) and\n"
     "whose context is a HurrayTensorContext (the encoded descriptor, the device_id and\n"
@@ -303,7 +303,7 @@ static PyObject *hrpy_from_hurray(PyObject *module, PyObject *obj) {
 
 static PyMethodDef native_methods[] = {
     {"from_hurray", (PyCFunction)hrpy_from_hurray, METH_O,
-     PyDoc_STR("from_hurray(obj, /) -> Tensor\n--\n\n"
+     PyDoc_STR("from_hurray($module, obj, /)\n--\n\n"
                "The tensor behind obj.__hurray__() (or a 'hurray_tensor' capsule), without a\n"
                "copy: the producer's buffers, its descriptor, device and device_id\n"
                "(docs/spec/c-abi.md). The capsule is renamed 'used_hurray_tensor' and the\n"

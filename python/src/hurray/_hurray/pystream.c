@@ -496,24 +496,24 @@ static void reader_dealloc(PyObject *op) {
 
 static PyMethodDef reader_methods[] = {
     {"read_item", reader_read_item, METH_NOARGS,
-     PyDoc_STR("read_item() -> StreamItem | None\n--\n\n"
+     PyDoc_STR("read_item($self, /)\n--\n\n"
                "The next item with its name and metadata (stream.md HR-STREAM-18): a\n"
                "StreamItem(name, value, metadata) -- name a str or None, value the Tensor or\n"
                "Composite, metadata a dict ({} when the item has none) -- or None at the end.\n"
                "Errors as for iteration.")},
     {"items", reader_items, METH_NOARGS,
-     PyDoc_STR("items() -> iterator of StreamItem\n--\n\n"
+     PyDoc_STR("items($self, /)\n--\n\n"
                "Iterates the remaining items as StreamItem(name, value, metadata): for name,\n"
                "value, metadata in reader.items(). Iterating the reader itself yields the\n"
                "values alone.")},
     {"close", reader_close, METH_NOARGS,
-     PyDoc_STR("close()\n--\n\nReleases the transport (the duplicated descriptor, the held\n"
+     PyDoc_STR("close($self, /)\n--\n\nReleases the transport (the duplicated descriptor, the held\n"
                "bytes) and drops a partly read item. Idempotent; the reader then iterates as\n"
                "exhausted. A read blocked in another thread is woken at once and raises\n"
                "StopIteration (stream.md HR-STREAM-15); close() returns as soon as it has.")},
-    {"__enter__", return_self, METH_NOARGS, PyDoc_STR("Returns the reader.")},
+    {"__enter__", return_self, METH_NOARGS, PyDoc_STR("__enter__($self, /)\n--\n\nReturns the reader.")},
     {"__exit__", (PyCFunction)(void (*)(void))reader_exit, METH_FASTCALL,
-     PyDoc_STR("close(); exceptions propagate.")},
+     PyDoc_STR("__exit__($self, /, *exc)\n--\n\nclose(); exceptions propagate.")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -544,7 +544,7 @@ static PyType_Slot reader_slots[] = {
          "StreamReader(source, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
          "             max_composite_depth=None, max_composite_members=None, max_rank=None,\n"
          "             max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
-         "             cross_machine=False, timeout=<the socket's>, require_end_frame=False)\n"
+         "             cross_machine=False, timeout=..., require_end_frame=False)\n"
          "--\n\n"
          "Iterates the items of a Hurray stream: each a hurray.Tensor, or a whole\n"
          "hurray.Composite (head and members as one item), yielded as soon as its last byte\n"
@@ -786,7 +786,7 @@ static void writer_dealloc(PyObject *op) {
 static PyMethodDef writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))writer_write,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("write(item, name=None, metadata=None)\n--\n\n"
+     PyDoc_STR("write($self, /, item, name=None, metadata=None)\n--\n\n"
                "Emits a hurray.Tensor (every buffer, in descriptor order) or a\n"
                "hurray.Composite (head, then its members) before returning; with a name\n"
                "(a non-empty str without NUL) and/or metadata (a dict of str to bool, int,\n"
@@ -797,17 +797,18 @@ static PyMethodDef writer_methods[] = {
                "written and the writer stays usable: StreamError. A tensor whose bytes are\n"
                "not in host memory: UnsupportedError. After finish(): StreamError.")},
     {"finish", writer_finish, METH_NOARGS,
-     PyDoc_STR("finish()\n--\n\nEnds the stream: writes the end frame (stream.md HR-STREAM-12),\n"
+     PyDoc_STR("finish($self, /)\n--\n\nEnds the stream: writes the end frame (stream.md HR-STREAM-12),\n"
                "so that a reader knows the stream is whole, and releases the transport (the\n"
                "duplicated descriptor); an in-memory writer keeps its bytes, end frame\n"
                "included. Idempotent.")},
     {"getvalue", writer_getvalue, METH_NOARGS,
-     PyDoc_STR("getvalue() -> bytes\n--\n\nThe stream so far, for a writer with no\n"
+     PyDoc_STR("getvalue($self, /)\n--\n\nThe stream so far, for a writer with no\n"
                "destination; repeatable (nothing is consumed). StreamError for a writer\n"
                "with a destination.")},
-    {"__enter__", return_self, METH_NOARGS, PyDoc_STR("Returns the writer.")},
+    {"__enter__", return_self, METH_NOARGS, PyDoc_STR("__enter__($self, /)\n--\n\nReturns the writer.")},
     {"__exit__", (PyCFunction)(void (*)(void))writer_exit, METH_FASTCALL,
-     PyDoc_STR("finish() on a normal exit. When an exception leaves the block the stream is\n"
+     PyDoc_STR("__exit__($self, /, *exc)\n--\n\n"
+               "finish() on a normal exit. When an exception leaves the block the stream is\n"
                "abandoned instead: the transport is released without the end frame, so a\n"
                "reader sees a stream that did not end well (end 'eof'), never a finished one.\n"
                "Exceptions propagate.")},
@@ -829,7 +830,7 @@ static PyMemberDef writer_members[] = {
 static PyType_Slot writer_slots[] = {
     {Py_tp_doc,
      (void *)PyDoc_STR(
-         "StreamWriter(destination=None, *, cross_machine=False, timeout=<the socket's>)\n"
+         "StreamWriter(destination=None, *, cross_machine=False, timeout=...)\n"
          "--\n\n"
          "Writes a Hurray stream: each write() emits one item's frames at once. The\n"
          "destination is a file descriptor (int) or an object with fileno() (flushed, then\n"

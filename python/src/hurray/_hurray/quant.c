@@ -550,7 +550,7 @@ static PyObject *quant_encode(PyObject *self, PyTypeObject *defining_class, PyOb
 static PyMethodDef quant_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))quant_encode,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("encode() -> bytes\n--\n\n"
+     PyDoc_STR("encode($self, /)\n--\n\n"
                "The standalone encoding: the quantization section's payload.")},
     {NULL, NULL, 0, NULL},
 };
@@ -633,14 +633,16 @@ QUANT_SPEC(per_tensor, "PerTensorAffine",
            "value = (code - zero_point) * scale. Unhashable (carries a float).",
            per_tensor_new, per_tensor_repr, per_tensor_getset, PyObject_HashNotImplemented);
 QUANT_SPEC(per_channel, "PerChannelAffine",
-           "PerChannelAffine(axis, scale_dtype=hurray.float32, zero_point_dtype=None, *, "
+           "PerChannelAffine(axis, scale_dtype=..., zero_point_dtype=None, *, "
            "first_buffer_index=1)\n--\n\n"
-           "One scale (and optional zero point) per index along axis, in buffers L, L+1.",
+           "One scale (and optional zero point) per index along axis, in buffers L, L+1;\n"
+           "scale_dtype defaults to hurray.float32.",
            per_channel_new, affine_repr, per_channel_getset, quant_hash);
 QUANT_SPEC(block_affine, "BlockAffine",
-           "BlockAffine(axis, block_size, scale_dtype=hurray.float32, zero_point_dtype=None, *, "
+           "BlockAffine(axis, block_size, scale_dtype=..., zero_point_dtype=None, *, "
            "first_buffer_index=1)\n--\n\n"
-           "Group-wise affine: one scale (and zero point) per block along axis.",
+           "Group-wise affine: one scale (and zero point) per block along axis;\n"
+           "scale_dtype defaults to hurray.float32.",
            block_affine_new, affine_repr, block_affine_getset, quant_hash);
 QUANT_SPEC(nf4, "NF4",
            "NF4(block_size=64, double_quant=False, nested_block_size=None, "

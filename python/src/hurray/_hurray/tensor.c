@@ -1151,7 +1151,7 @@ static PyObject *tensor_to_scipy(PyObject *self, PyObject *const *args, Py_ssize
 
 static PyMethodDef to_scipy_def = {
     "to_scipy", (PyCFunction)(void (*)(void))tensor_to_scipy, METH_FASTCALL | METH_KEYWORDS,
-    PyDoc_STR("to_scipy(*, array=False) -> scipy.sparse matrix or array\n--\n\n"
+    PyDoc_STR("to_scipy($self, /, *, array=False)\n--\n\n"
               "The tensor as SciPy's csr_matrix / csc_matrix / coo_matrix (array=True:\n"
               "csr_array / csc_array / coo_array; a COO tensor of rank other than 2 is\n"
               "always a coo_array, SciPy matrices being 2-D). No copy: values, and the\n"
@@ -1365,20 +1365,20 @@ static PyGetSetDef tensor_getset[] = {
 static PyMethodDef tensor_methods[] = {
     {"buffer", (PyCFunction)(void (*)(void))tensor_buffer,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("buffer(index) -> memoryview\n--\n\n"
+     PyDoc_STR("buffer($self, /, index)\n--\n\n"
                "A 1-D unsigned-byte view of exactly the declared size of the buffer at\n"
                "that descriptor index (read-only if the memory is); it keeps the tensor\n"
                "alive. IndexError past the table; UnsupportedError for a buffer that is\n"
                "not producer_synced or memory that is not on the CPU.")},
     {"__array__", (PyCFunction)(void (*)(void))tensor_array,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("__array__(dtype=None, copy=None) -> numpy.ndarray\n--\n\n"
+     PyDoc_STR("__array__($self, /, dtype=None, copy=None)\n--\n\n"
                "An ndarray over the same buffer whose .base is this tensor (row_major:\n"
                "C order, col_major: Fortran order, strided: byte strides). copy=True\n"
                "copies; copy=False raises ValueError if dtype needs a conversion.")},
     {"to_ml_dtypes", (PyCFunction)(void (*)(void))tensor_to_ml_dtypes,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("to_ml_dtypes() -> numpy.ndarray\n--\n\n"
+     PyDoc_STR("to_ml_dtypes($self, /)\n--\n\n"
                "The elements as an ml_dtypes array (bfloat16, float8, int4, ...):\n"
                "a zero-copy view for byte-sized types; a copy for packed sub-byte types,\n"
                "unpacked one element per byte as ml_dtypes stores them.")},
@@ -1618,7 +1618,7 @@ static const hrpy_capi capi_table = {
 
 static PyMethodDef tensor_module_methods[] = {
     {"_tensor_with_sync_mode", (PyCFunction)(void (*)(void))tensor_with_sync_mode, METH_FASTCALL,
-     PyDoc_STR("_tensor_with_sync_mode(tensor, index, mode) -> Tensor\n--\n\n"
+     PyDoc_STR("_tensor_with_sync_mode($module, tensor, index, mode, /)\n--\n\n"
                "Test hook: the tensor with buffer `index` declaring sync_mode byte `mode`.\n"
                "No public constructor accepts a sync_mode.")},
     {NULL, NULL, 0, NULL},

@@ -1128,15 +1128,15 @@ static PyObject *asarray_arraylike(PyObject *module, PyObject *const *args, Py_s
 
 static PyMethodDef bridge_methods[] = {
     {"from_numpy", (PyCFunction)(void (*)(void))from_numpy, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_numpy(array, *, copy=None) -> hurray.Tensor")},
+     PyDoc_STR("from_numpy($module, /, array, *, copy=None)\n--\n\nhurray.from_numpy.")},
     {"_tensor_to_array", (PyCFunction)(void (*)(void))tensor_to_array, METH_FASTCALL,
      PyDoc_STR("_tensor_to_array(tensor, dtype, copy): Tensor.__array__.")},
     {"_to_ml_dtypes", (PyCFunction)to_ml_dtypes, METH_O,
      PyDoc_STR("_to_ml_dtypes(tensor): Tensor.to_ml_dtypes().")},
     {"from_scipy", (PyCFunction)(void (*)(void))from_scipy, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("from_scipy(matrix, /, *, copy=None) -> hurray.Tensor")},
+     PyDoc_STR("from_scipy($module, matrix, /, *, copy=None)\n--\n\nhurray.from_scipy.")},
     {"sparse_coo", (PyCFunction)(void (*)(void))sparse_coo, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("sparse_coo(indices, values, shape, *, copy=None) -> hurray.Tensor")},
+     PyDoc_STR("sparse_coo($module, /, indices, values, shape, *, copy=None)\n--\n\nhurray.sparse_coo.")},
     {"_to_scipy", (PyCFunction)(void (*)(void))to_scipy, METH_FASTCALL,
      PyDoc_STR("_to_scipy(tensor, array): Tensor.to_scipy.")},
     {"_save_view", (PyCFunction)save_view, METH_O,
