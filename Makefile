@@ -421,3 +421,7 @@ docs-check:
 	$(PYTHON) ci/check_docs.py
 
 TEST_STEPS += docs-check
+
+# ------------------------------------------------------------ fuzz campaign ---
+# AFL++, the campaign, crash promotion, MSan replay, Atheris: fuzz/fuzz.mk.
+include fuzz/fuzz.mk
