@@ -148,3 +148,20 @@ fuzz-msan-replay: $(MSAN_BINS)
 	done; echo "fuzz-msan-replay: clean"
 
 TEST_STEPS += $(if $(FUZZ_TARGETS),fuzz-msan-replay)
+
+# ------------------------------------------------------------------ Atheris ---
+# The Python binding's readers (Descriptor.decode, decode_quantization, StreamReader over bytes
+# and over a pipe, load in copy and mmap mode, load_kv) under Atheris (PyPI atheris, pinned in
+# ci/requirements-dev.txt), for FUZZ_SECONDS, seeded from the vectors and the campaign's
+# corpora (fuzz/python/fuzz_python.py --make-seeds). New inputs go to $(BUILD)/fuzz/python/
+# corpus (the first corpus directory), findings to $(BUILD)/fuzz/python/artifacts/. The
+# memory limits are fuzz-smoke's plus the interpreter's own footprint.
+FUZZ_PY_RSS_MB ?= 1024
+fuzz-python: python-install
+	@mkdir -p $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/artifacts
+	@rm -rf $(BUILD)/fuzz/python/seeds
+	$(VENV)/bin/python fuzz/python/fuzz_python.py --make-seeds $(BUILD)/fuzz/python/seeds $(VECTORS) fuzz/corpus
+	$(VENV)/bin/python fuzz/python/fuzz_python.py -keep_seed=1 -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	  -rss_limit_mb=$(FUZZ_PY_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) -print_final_stats=1 \
+	  -artifact_prefix=$(BUILD)/fuzz/python/artifacts/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
+	  $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/seeds
