@@ -95,7 +95,7 @@ def run(cmd, log, env=None, timeout=None):
     return p.returncode, open(log, errors="replace").read()
 
 
-def area_dirs(target, vectors):
+def area_dirs(target):
     """The seed directories of a target, as fuzz.mk's FUZZ_AREAS_<target> names them."""
     out = subprocess.run(["make", "-s", "--no-print-directory", f"print-fuzz-seeds-{target}"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
@@ -214,7 +214,7 @@ def main(argv=None):
         s = state["targets"].setdefault(t, {"libfuzzer_execs": 0, "afl_execs": 0, "seconds": 0,
                                             "findings": []})
         seeds = [d for d in (f"fuzz/corpus/{t}", f"fuzz/regress/{t}")
-                 if os.path.isdir(os.path.join(ROOT, d))] + area_dirs(t, "vectors")
+                 if os.path.isdir(os.path.join(ROOT, d))] + area_dirs(t)
         half = max(1, a.seconds // (1 if a.no_afl else 2))
         lf, lrc, work, lart = libfuzzer(a, t, half, seeds)
         af, arc, aout = (0, 0, None) if a.no_afl else afl(a, t, half)
@@ -239,8 +239,7 @@ def main(argv=None):
         print(f"{t:18} libFuzzer {lf:>12,}  AFL++ {af:>12,}  this run {lf + af:>12,}  "
               f"total {s['libfuzzer_execs'] + s['afl_execs']:>14,}  corpus {files} files, "
               f"{size:,} bytes  findings {len(found)}", flush=True)
-        state["runs"] = state["runs"]  # keep order
-        save_state(state)
+        save_state(state)  # a campaign stopped half-way keeps what it counted
     state["runs"].append(run_rec)
     save_state(state)
     write_table(state)
