@@ -53,12 +53,13 @@ def vector_id(kind, data, status):
            f"{hashlib.sha256(data).hexdigest()[:12]}"
 
 
-def _truncations_ok(kind, data, options):
-    """The promise of a valid vector (SCHEMA.md): every proper prefix is TRUNCATED; for a
-    stream, OK at each frame boundary unless an end frame is required."""
+def _truncations_ok(kind, data, options, decoded):
+    """The promise of a valid vector (SCHEMA.md): every proper prefix of what is read is
+    TRUNCATED -- for a descriptor, of its encoded_len bytes (bytes after it are not read)."""
     if kind == "stream":
         return False  # streams have prefixes that are themselves valid: not promoted as valid
-    return all(classify(kind, data[:k], options)[0] == "TRUNCATED" for k in range(len(data)))
+    n = decoded["encoded_len"] if kind == "descriptor" else len(data)
+    return all(classify(kind, data[:k], options)[0] == "TRUNCATED" for k in range(n))
 
 
 def build_all(c):
@@ -91,7 +92,7 @@ def build_all(c):
             else:
                 c.nstream(vid, data, status, after, desc.strip(), refs, options)
             continue
-        if not _truncations_ok(kind, data, options):
+        if not _truncations_ok(kind, data, options, got):
             raise ValueError(f"promoted/{name}: valid, but a prefix is not TRUNCATED")
         c._add({"id": vid, "kind": kind, "expect": "valid", "data": data, "decoded": got,
                 "description": desc.strip(), "spec_refs": refs, "options": options})
@@ -100,7 +101,7 @@ def build_all(c):
 def add(kind, data, origin, options=None, note=""):
     """Stores the pair; returns (id, status, where). An input already there is left alone."""
     status, got, after = classify(kind, data, options)
-    if status == "OK" and not _truncations_ok(kind, data, options):
+    if status == "OK" and not _truncations_ok(kind, data, options, got):
         raise SystemExit(f"promoted.py: the input is valid but a proper prefix of it is not "
                          f"TRUNCATED (a valid {kind} vector promises that); not promoted")
     vid = vector_id(kind, data, status)
