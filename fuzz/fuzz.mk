@@ -165,3 +165,9 @@ fuzz-python: python-install
 	  -rss_limit_mb=$(FUZZ_PY_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) -print_final_stats=1 \
 	  -artifact_prefix=$(BUILD)/fuzz/python/artifacts/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
 	  $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/seeds
+
+# fuzz/dict/hurray.dict is what fuzz/dict/make_dict.py writes from the generator's model.
+.PHONY: fuzz-dict-check
+fuzz-dict-check:
+	$(PYTHON) fuzz/dict/make_dict.py --check && echo "fuzz-dict-check: hurray.dict is current"
+TEST_STEPS += fuzz-dict-check

@@ -52,13 +52,19 @@ static int named(enum field f, uint8_t t) {
 }
 
 static uint8_t pick_tag(enum field f, uint64_t *rng) {
-    uint8_t tags[256];
-    size_t n = 0;
-    for (unsigned t = 0; t < 256; t++)
-        if (named(f, (uint8_t)t)) tags[n++] = (uint8_t)t;
+    static uint8_t tags[4][256]; /* the named tags of each field, asked once */
+    static size_t count[4];
+    static int ready;
+    if (!ready) {
+        for (int k = F_DTYPE; k <= F_LAYOUT; k++)
+            for (unsigned t = 0; t < 256; t++)
+                if (named((enum field)k, (uint8_t)t)) tags[k][count[k]++] = (uint8_t)t;
+        ready = 1;
+    }
+    size_t n = count[f];
     uint64_t r = next(rng);
     if (n == 0 || r % 8 == 0) return (uint8_t)(r >> 8); /* any byte: reserved, private, invalid */
-    uint8_t t = tags[(r >> 8) % n];
+    uint8_t t = tags[f][(r >> 8) % n];
     if (r % 8 == 1) t = (uint8_t)(t + 1); /* just past a named one */
     return t;
 }
