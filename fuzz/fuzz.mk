@@ -81,6 +81,16 @@ rm -rf $(2) && mkdir -p $(2) && \
   find $$src -type f -size -65k | while read -r f; do cp "$$f" $(2)/$$(sha1sum "$$f" | cut -c1-16); done
 endef
 
+# afl-fuzz 4.04c can leave a CMPLOG fork-server child stopped (state T, parent 1) when -V ends;
+# it still holds the output directory's lock, so the next resume would fail with "is in use".
+# Every process with a file open in this target's output directory was started by this run:
+# they are killed by pid once afl-fuzz has returned.
+define afl_reap # $(1)=output directory of the target
+out=$$(realpath $(1)); for p in /proc/[0-9]*; do \
+  ls -l $$p/fd 2>/dev/null | grep -q -- "-> $$out/" && kill -KILL $${p#/proc/} 2>/dev/null; \
+done; true
+endef
+
 fuzz-afl: $(BUILD)/afl/bin/$(TARGET) $(if $(AFL_CMPLOG),$(BUILD)/afl-cmplog/bin/$(TARGET))
 	@[ -n "$(TARGET)" ] || { echo "fuzz-afl: TARGET=<one of $(FUZZ_NAMES)>" >&2; exit 1; }
 	@$(call afl_seed_dir,$(TARGET),$(BUILD)/afl/in/$(TARGET))
@@ -88,8 +98,9 @@ fuzz-afl: $(BUILD)/afl/bin/$(TARGET) $(if $(AFL_CMPLOG),$(BUILD)/afl-cmplog/bin/
 	$(AFL_RUN_ENV) $(AFL_FUZZ) -V $(FUZZ_SECONDS) -m none -t 10000 \
 	  -i $(BUILD)/afl/in/$(TARGET) -o $(AFL_OUT)/$(TARGET) $(if $(FUZZ_DICT),-x $(FUZZ_DICT)) \
 	  $(if $(AFL_CMPLOG),-c $(BUILD)/afl-cmplog/bin/$(TARGET)) \
-	  -- $(BUILD)/afl/bin/$(TARGET) >$(AFL_OUT)/$(TARGET).log 2>&1 \
-	  || { tail -n 40 $(AFL_OUT)/$(TARGET).log; exit 1; }; \
+	  -- $(BUILD)/afl/bin/$(TARGET) >$(AFL_OUT)/$(TARGET).log 2>&1; rc=$$?; \
+	$(call afl_reap,$(AFL_OUT)/$(TARGET)/default); \
+	[ $$rc -eq 0 ] || { tail -n 40 $(AFL_OUT)/$(TARGET).log; exit 1; }; \
 	grep -E '^(execs_done|execs_per_sec|corpus_count|saved_crashes|saved_hangs) ' \
 	  $(AFL_OUT)/$(TARGET)/default/fuzzer_stats
 
