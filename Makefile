@@ -95,9 +95,12 @@ $(eval $(call harness_rule,$(BUILD)/asan,$(SAN_CC),$(SAN_FLAGS)))
 
 # ------------------------------------------------------------------- fuzz ---
 # Every fuzz/targets/fuzz_*.c is one libFuzzer target (LLVMFuzzerTestOneInput). Shared helper
-# sources, if any, go in fuzz/support/*.c. Seeds: the corpus (read-only) plus fuzz/regress/<name>/;
-# what libFuzzer finds goes to $(BUILD)/fuzz/corpus/<name>/ and crashes to $(BUILD)/fuzz/artifacts/.
-FUZZ_SECONDS ?= 60
+# sources go in fuzz/support/*.c. Seeds (read-only): the campaign's minimised corpus
+# fuzz/corpus/<name>/, the vectors and fuzz/regress/<name>/; what libFuzzer finds goes to
+# $(BUILD)/fuzz/corpus/<name>/ (always its FIRST corpus directory) and crashes to
+# $(BUILD)/fuzz/artifacts/. AFL++, the campaign, promotion, MSan: fuzz/fuzz.mk (end of file).
+# FUZZ_SECONDS: 45 s x 7 targets keeps fuzz-smoke near 6 minutes on 2 cores.
+FUZZ_SECONDS ?= 45
 FUZZ_TARGETS := $(sort $(wildcard fuzz/targets/fuzz_*.c))
 FUZZ_NAMES   := $(patsubst fuzz/targets/%.c,%,$(FUZZ_TARGETS))
 FUZZ_SUPPORT := $(sort $(wildcard fuzz/support/*.c))
@@ -209,13 +212,15 @@ endif
 
 fuzz-build: $(FUZZ_BINS) $(REPLAY_BINS)
 
-# Replays the corpus and fuzz/regress/<target>/ through every target, no libFuzzer.
+# Replays the vectors, fuzz/regress/<target>/ and fuzz/corpus/<target>/ through every target,
+# no libFuzzer.
 fuzz-replay: $(REPLAY_BINS)
 	@set -e; for n in $(FUZZ_NAMES); do echo "== replay $$n"; \
-	  $(REPLAY_RUNNER) $(BUILD)/fuzz/replay/$$n $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null); \
+	  $(REPLAY_RUNNER) $(BUILD)/fuzz/replay/$$n $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n fuzz/corpus/$$n 2>/dev/null); \
 	done
 
-# Replay, then each target under libFuzzer for FUZZ_SECONDS, seeded from the corpus. The full
+# Replay, then each target under libFuzzer for FUZZ_SECONDS, seeded from the campaign's corpus
+# and the vectors (every seed runs once under ASan+UBSan before the fuzzing starts). The full
 # fuzzer log goes to $(BUILD)/fuzz/<target>.log; its tail is printed. The memory limits are low
 # on purpose: a single allocation of FUZZ_MALLOC_MB or more, or a resident size over FUZZ_RSS_MB,
 # is a finding -- an input that makes a reader commit far more than it holds (amplification;
@@ -228,7 +233,7 @@ fuzz-smoke: fuzz-replay $(FUZZ_BINS)
 	  mkdir -p $$corpus $$art; echo "== fuzz $$n ($(FUZZ_SECONDS) s)"; \
 	  if $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) \
 	       -print_final_stats=1 -artifact_prefix=$$art/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
-	       $$corpus $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null) >$$log 2>&1; then \
+	       $$corpus $$(ls -d fuzz/corpus/$$n 2>/dev/null) $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null) >$$log 2>&1; then \
 	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ *DONE)' $$log || tail -n 3 $$log; \
 	  else tail -n 80 $$log; echo "fuzz $$n: FAILED (log $$log, artifacts $$art)"; exit 1; fi; \
 	done; echo "fuzz-smoke: $(words $(FUZZ_NAMES)) target(s) clean"
@@ -516,3 +521,6 @@ typecheck: deps
 	$(VENV)/bin/python ci/typecheck.py
 
 TEST_STEPS += typecheck
+# ------------------------------------------------------------ fuzz campaign ---
+# AFL++, the campaign, crash promotion, MSan replay, Atheris: fuzz/fuzz.mk.
+include fuzz/fuzz.mk

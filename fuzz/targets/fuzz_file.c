@@ -27,8 +27,10 @@
 #include <unistd.h>
 
 #include "hurray/hurray.h"
+#include "structure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
 static void check(int cond) {
     if (!cond) __builtin_trap(); /* an oracle failure is a finding */
@@ -279,4 +281,10 @@ static void run_profile(const uint8_t *data, size_t size, int profile) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int profile = 0; profile < 3; profile++) run_profile(data, size, profile);
     return 0;
+}
+
+/* Field-level mutation of the descriptors in the input (fuzz/support/structure.c); it
+ * keeps every descriptor's length (the other parts point at byte offsets). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+    return hurray_fuzz_mutate(data, size, max_size, seed, 0);
 }

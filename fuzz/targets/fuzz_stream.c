@@ -21,8 +21,10 @@
 
 #include "bounded.h"
 #include "hurray/hurray.h"
+#include "structure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
 static void check(int cond) {
     if (!cond) __builtin_trap(); /* an oracle failure is a finding */
@@ -121,4 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hurray_stream_reader_destroy(r);
     check(b.live == 0);
     return 0;
+}
+
+/* Field-level mutation of the descriptors in the input (fuzz/support/structure.c); it
+ * keeps every descriptor's length (the other parts point at byte offsets). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+    return hurray_fuzz_mutate(data, size, max_size, seed, 0);
 }

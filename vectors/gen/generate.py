@@ -22,6 +22,7 @@ import build_containers  # noqa: E402
 import builders  # noqa: E402
 import manifest  # noqa: E402
 import mutators  # noqa: E402
+import promoted  # noqa: E402
 from corpus import Corpus, GenError  # noqa: E402
 
 TCIDS = os.path.join(HERE, "tcids.txt")
@@ -33,6 +34,7 @@ def build_corpus():
     builders.build_all(c)
     mutators.mutate_all(c)
     build_containers.build_all(c)
+    promoted.build_all(c)  # fuzzer findings kept for good (promoted.py)
     return list(c.vectors.values())
 
 
