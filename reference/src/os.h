@@ -107,6 +107,11 @@ int hri_os_waker_create(struct hri_os_waker **out, struct hurray_error *err);
 void hri_os_waker_signal(struct hri_os_waker *w);
 void hri_os_waker_destroy(struct hri_os_waker *w); /* NULL-tolerant */
 
+/* With an interrupt hook, a wait for readiness is cut into slices of at most this
+ * many milliseconds and the hook runs between them (as after EINTR): a signal that
+ * arrives just before a wait begins is seen within one slice (stream.md HR-STREAM-14). */
+#define HRI_OS_SIGNAL_SLICE_MS 200
+
 /* How a blocking transport call waits. All fields optional (zero = none):
  * timeout_ms < 0 waits forever, >= 0 bounds each wait for readiness (IO with
  * sys_errno ETIMEDOUT when it passes), on a monotonic clock: a wait interrupted by

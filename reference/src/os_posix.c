@@ -347,18 +347,27 @@ static int wait_ready(int fd, short events, const struct hri_os_wait *w, const c
         p[1].fd = w->waker->rd;
         n = 2;
     }
+    const int hook = w && w->on_eintr;
     for (;;) {
         int left = -1;
         if (timeout >= 0) {
             int64_t now = monotonic_ms();
             left = now >= deadline ? 0 : (int)(deadline - now);
         }
-        int r = poll(p, n, left);
+        /* stream.md HR-STREAM-14: a signal that lands after the caller last looked and
+         * before poll() starts interrupts nothing; with a hook, the wait is cut into
+         * slices and the hook runs between them, so such a signal is seen within one. */
+        int slice = left;
+        if (hook && (slice < 0 || slice > HRI_OS_SIGNAL_SLICE_MS)) slice = HRI_OS_SIGNAL_SLICE_MS;
+        int r = poll(p, n, slice);
         if (r > 0) break;
-        if (r == 0) return hri_os_fail(err, ETIMEDOUT, field, what, NULL);
+        if (r == 0) {
+            if (slice == left) return hri_os_fail(err, ETIMEDOUT, field, what, NULL);
+            if (w->on_eintr(w->ctx) != 0) return hri_os_fail(err, EINTR, field, what, NULL);
+            continue;
+        }
         if (errno != EINTR) return hri_os_fail(err, errno, field, "poll", NULL);
-        if (w && w->on_eintr && w->on_eintr(w->ctx) != 0)
-            return hri_os_fail(err, EINTR, field, what, NULL);
+        if (hook && w->on_eintr(w->ctx) != 0) return hri_os_fail(err, EINTR, field, what, NULL);
     }
     if (n == 2 && p[1].revents) return hri_os_fail(err, ECANCELED, field, what, NULL);
     return HURRAY_OK;
@@ -366,10 +375,11 @@ static int wait_ready(int fd, short events, const struct hri_os_wait *w, const c
 
 static int is_would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
 
-/* Whether a wait for readiness must come before the call: a timeout or a
- * waker needs poll to run first; otherwise the call itself blocks. */
+/* Whether a wait for readiness must come before the call: a timeout, a waker
+ * or an interrupt hook (its slices) needs poll to run first; otherwise the
+ * call itself blocks. */
 static int must_poll_first(const struct hri_os_wait *w) {
-    return w && (w->timeout_ms >= 0 || w->waker);
+    return w && (w->timeout_ms >= 0 || w->waker || w->on_eintr);
 }
 
 int hri_os_read(hri_os_fd fd, void *dst, size_t cap, size_t *got, const struct hri_os_wait *w,

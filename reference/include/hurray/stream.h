@@ -103,8 +103,10 @@ struct hurray_stream_reader_options {
      * callback readers. */
     int timeout_ms;
     /* Descriptor readers: runs, on the reading thread, when a wait is
-     * interrupted by a signal (EINTR); non-zero stops the read (IO with
-     * sys_errno EINTR, sticky), zero resumes it. NULL: always resume. */
+     * interrupted by a signal (EINTR), and at least every 200 ms of a wait
+     * (a signal that arrived just before the wait interrupts nothing); non-zero
+     * stops the read (IO with sys_errno EINTR, sticky), zero resumes it.
+     * NULL: always resume. */
     int (*on_interrupt)(void *ctx);
     void *interrupt_ctx;
 };
