@@ -356,8 +356,6 @@ static int dlpack_origin(hrpy_state *st, PyObject *tensor) {
  * rest (requirements § DLPack Interoperability; docs/spec/dlpack.md § Element types). */
 static int check_exportable(const struct hurray_descriptor *d, const struct export_req *req,
                             const struct hurray_dtype_info **info_out) {
-    char asked[64];
-    describe_request(req, asked, sizeof asked);
     for (unsigned i = 0; i < d->buffer_count; i++) {
         if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
         const char *mode = hurray_sync_mode_name(d->buffers[i].sync_mode);
@@ -391,6 +389,8 @@ static int check_exportable(const struct hurray_descriptor *d, const struct expo
         return -1;
     }
     if (info->dlpack_minor > 0 && (!req->versioned || req->minor < info->dlpack_minor)) {
+        char asked[64]; /* formatted only here: never on an export that succeeds */
+        describe_request(req, asked, sizeof asked);
         PyErr_Format(PyExc_BufferError,
                      "__dlpack__: %s has DLPack type code %d only from DLPack 1.%d; the consumer "
                      "asked for %s (pass max_version=(1, %d))",
