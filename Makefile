@@ -3,8 +3,8 @@
 #   make test          everything CI checks (.ci/run calls exactly this)
 #
 # Other targets: all/lib, deps, test-c, sanitize, valgrind, harness, conformance-sanitize,
-# fuzz-smoke, fuzz-replay, bench, clean, distclean. Variables worth knowing: BUILD, CC, SAN_CC,
-# FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
+# fuzz-smoke, fuzz-replay, bench, bench-compare, bench-baseline, clean, distclean. Variables
+# worth knowing: BUILD, CC, SAN_CC, FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:

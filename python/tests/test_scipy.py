@@ -60,7 +60,7 @@ def buf_addr(t, i) -> int:
 
 
 def dense(shape, dtype, seed, density=0.4):
-    rng = np.random.default_rng(requirements)
+    rng = np.random.default_rng(seed)
     mask = rng.random(shape) < density
     if np.dtype(dtype) == np.bool_:
         vals = np.ones(shape, bool)
@@ -459,7 +459,7 @@ def test_REQ_SCIPY_ROUNDTRIP_random_matrices(rows, cols, density, dtype, fmt, ki
                                              shuffle, copy):
     m = CLASSES[fmt][kind](dense((rows, cols), dtype, seed, density))
     if shuffle and fmt != "coo" and m.nnz > 1:  # unsorted minor indices within each line
-        rng = np.random.default_rng(requirements)
+        rng = np.random.default_rng(seed)
         for i in range(len(m.indptr) - 1):
             lo, hi = m.indptr[i], m.indptr[i + 1]
             perm = rng.permutation(hi - lo) + lo

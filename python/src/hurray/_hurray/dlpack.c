@@ -897,7 +897,16 @@ static int plan_import(hrpy_state *st, const hrdl_tensor *t, uint64_t flags, con
                        struct import_plan *p) {
     struct hurray_error err;
     hurray_error_clear(&err);
-    memset(p, 0, sizeof *p);
+    /* Every scalar zeroed; shape is written up to rank and strides, read only for a strided
+     * plan, for every dimension there: no memset of the kilobyte-sized plan per import. */
+    p->info = NULL;
+    p->rank = 0;
+    p->layout = 0;
+    p->lo = NULL;
+    p->nbytes = 0;
+    p->byte_offset = 0;
+    p->dev_tag = p->dev_class = 0;
+    p->dl_type = p->dl_id = 0;
     /* device (HR-DEV-7) */
     int status = hurray_device_from_dlpack(t->device.device_type, &p->dev_tag, &p->dev_class, &err);
     if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err), -1;
