@@ -3,8 +3,8 @@
 #   make test          everything CI checks (.ci/run calls exactly this)
 #
 # Other targets: all/lib, deps, test-c, sanitize, valgrind, harness, conformance-sanitize,
-# fuzz-smoke, fuzz-replay, bench, clean, distclean. Variables worth knowing: BUILD, CC, SAN_CC,
-# FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
+# fuzz-smoke, fuzz-replay, bench, bench-compare, bench-baseline, clean, distclean. Variables
+# worth knowing: BUILD, CC, SAN_CC, FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
@@ -262,6 +262,10 @@ TEST_STEPS := test-c sanitize valgrind vectors-check trace \
               $(if $(FUZZ_TARGETS),fuzz-smoke) \
               $(if $(wildcard python/pyproject.toml),test-python)
 
+# Steps that run after every other one, whatever later sections add to TEST_STEPS: the speed
+# guard, which prints warnings and cannot fail (bench-compare's recipe always succeeds).
+TEST_STEPS_LAST := bench-compare
+
 test: deps
 	@$(MAKE) --no-print-directory test-steps
 
@@ -281,7 +285,7 @@ vectors-check:
 
 test-steps:
 	@pass=0; fail=0; report=""; \
-	for s in $(TEST_STEPS); do \
+	for s in $(TEST_STEPS) $(TEST_STEPS_LAST); do \
 	  echo "=== make $$s"; start=$$SECONDS; \
 	  if $(MAKE) --no-print-directory $$s; then pass=$$((pass + 1)); r="ok    "; \
 	  else fail=$$((fail + 1)); r="FAILED"; fi; \
@@ -307,6 +311,19 @@ bench-python: python-install
 	  --benchmark-columns=min,mean,stddev,rounds
 
 bench: bench-python
+
+# The speed guard (bench/compare.py): a short subset (benchmarks marked `guard`) compared with
+# bench/baselines/python-native-<machine>.json; one `WARNING: <bench> regressed N% ...` line per
+# benchmark still > 10 % slower after re-runs. Never fails: `make test` runs it last.
+# bench-baseline rewrites this machine kind's baseline (commit it).
+.PHONY: bench-compare bench-baseline
+bench-compare:
+	@$(MAKE) --no-print-directory python-install >/dev/null && \
+	  $(VENV)/bin/python bench/compare.py compare || \
+	  echo "bench-compare: could not run (see above); not a build failure"
+
+bench-baseline: python-install
+	$(VENV)/bin/python bench/compare.py baseline
 
 # -------------------------------------------------------------- portability ---
 # One OS layer (reference/src/os.h): reference/src/os_posix.c and os_win32.c are the only files

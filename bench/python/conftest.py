@@ -4,7 +4,15 @@ Every benchmark names its role in extra_info: "subject" (the hurray path) or "an
 NumPy path it is compared with, measured in the same run). After pytest-benchmark's own table,
 one line per (subject, anchor) pair gives min and mean ratios: subject / anchor, so 3.0 means
 the hurray path takes three times as long.
+
+Benchmarks marked `guard` form the short subset `make bench-compare` runs against the committed
+baseline (bench/compare.py, bench/baselines/).
 """
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "guard: in the short subset make bench-compare checks against bench/baselines/")
 
 
 def pytest_terminal_summary(terminalreporter, config):

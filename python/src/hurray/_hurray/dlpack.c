@@ -356,8 +356,6 @@ static int dlpack_origin(hrpy_state *st, PyObject *tensor) {
  * rest (requirements § DLPack Interoperability; docs/spec/dlpack.md § Element types). */
 static int check_exportable(const struct hurray_descriptor *d, const struct export_req *req,
                             const struct hurray_dtype_info **info_out) {
-    char asked[64];
-    describe_request(req, asked, sizeof asked);
     for (unsigned i = 0; i < d->buffer_count; i++) {
         if (d->buffers[i].sync_mode == HURRAY_SYNC_PRODUCER_SYNCED) continue;
         const char *mode = hurray_sync_mode_name(d->buffers[i].sync_mode);
@@ -391,6 +389,8 @@ static int check_exportable(const struct hurray_descriptor *d, const struct expo
         return -1;
     }
     if (info->dlpack_minor > 0 && (!req->versioned || req->minor < info->dlpack_minor)) {
+        char asked[64]; /* formatted only here: never on an export that succeeds */
+        describe_request(req, asked, sizeof asked);
         PyErr_Format(PyExc_BufferError,
                      "__dlpack__: %s has DLPack type code %d only from DLPack 1.%d; the consumer "
                      "asked for %s (pass max_version=(1, %d))",
@@ -897,7 +897,16 @@ static int plan_import(hrpy_state *st, const hrdl_tensor *t, uint64_t flags, con
                        struct import_plan *p) {
     struct hurray_error err;
     hurray_error_clear(&err);
-    memset(p, 0, sizeof *p);
+    /* Every scalar zeroed; shape is written up to rank and strides, read only for a strided
+     * plan, for every dimension there: no memset of the kilobyte-sized plan per import. */
+    p->info = NULL;
+    p->rank = 0;
+    p->layout = 0;
+    p->lo = NULL;
+    p->nbytes = 0;
+    p->byte_offset = 0;
+    p->dev_tag = p->dev_class = 0;
+    p->dl_type = p->dl_id = 0;
     /* device (HR-DEV-7) */
     int status = hurray_device_from_dlpack(t->device.device_type, &p->dev_tag, &p->dev_class, &err);
     if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err), -1;

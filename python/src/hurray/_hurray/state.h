@@ -90,6 +90,7 @@ typedef struct {
     PyObject *str_numpy;        /* "numpy" */
 #define HRPY_BRIDGE_COUNT 8
     PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
+    PyObject *bridge_fn[HRPY_BRIDGE_COUNT]; /* those functions, looked up once (NULL until used) */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
 

@@ -617,6 +617,15 @@ error:
 
 /* ---- byte access rules ----------------------------------------------------------------------- */
 
+/* Whether check_bytes passes, without an error: callers whose `who` names an index or an
+ * attribute format it only when this fails (no formatting on the success path). */
+static int bytes_ready(const struct hurray_descriptor *d) {
+    if (d->device != HURRAY_DEVICE_CPU) return 0;
+    for (unsigned i = 0; i < d->buffer_count; i++)
+        if (d->buffers[i].sync_mode != HURRAY_SYNC_PRODUCER_SYNCED) return 0;
+    return 1;
+}
+
 /* Paths that hand out bytes need CPU memory and producer_synced buffers
  * (HR-BUF-6: UnsupportedError naming the mode). */
 static int check_bytes(hrpy_state *st, TensorObject *t, const char *who) {
@@ -902,9 +911,11 @@ static PyObject *component_view(PyObject *self, const char *attr, unsigned index
     TensorObject *t = TENSOR(self);
     hrpy_state *st = self_state(self);
     if (st == NULL) return NULL;
-    char who[48];
-    PyOS_snprintf(who, sizeof who, ".%s", attr);
-    if (check_bytes(st, t, who) < 0) return NULL;
+    if (!bytes_ready(t->d)) {
+        char who[48];
+        PyOS_snprintf(who, sizeof who, ".%s", attr);
+        if (check_bytes(st, t, who) < 0) return NULL;
+    }
     struct hrpy_tensor_spec s;
     hrpy_tensor_spec_init(&s, st);
     s.dtype = dtype;
@@ -1049,9 +1060,11 @@ static PyObject *tensor_buffer(PyObject *self, PyTypeObject *defining_class,
         return PyErr_Format(PyExc_IndexError,
                             "buffer index %zd out of range: the tensor has %d buffer%s", i,
                             (int)t->d->buffer_count, t->d->buffer_count == 1 ? "" : "s");
-    char who[32];
-    PyOS_snprintf(who, sizeof who, "buffer(%zd)", i);
-    if (check_bytes(st, t, who) < 0) return NULL;
+    if (!bytes_ready(t->d)) {
+        char who[32];
+        PyOS_snprintf(who, sizeof who, "buffer(%zd)", i);
+        if (check_bytes(st, t, who) < 0) return NULL;
+    }
     const struct hrpy_tbuf *b = &t->bufs[i];
     return hrpy_byteview_memoryview(st, self, b->ptr, t->d->buffers[i].size, b->readonly);
 }
@@ -1077,13 +1090,22 @@ static const char *const bridge_names[HRPY_BRIDGE_COUNT] = {
     "from_numpy", "_tensor_to_array", "_to_ml_dtypes", "from_scipy", "sparse_coo", "_to_scipy",
     "_asarray",   "_save_view"};
 
+/* hurray._numpy's function `which`, imported and looked up on first use and kept in the
+ * module state (a per-call import lookup and getattr cost about a fifth of from_numpy). */
 static PyObject *call_bridge(hrpy_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
-    PyObject *m = numpy_bridge(st);
-    if (m == NULL) return NULL;
-    PyObject *f = PyObject_GetAttr(m, st->str_bridge[which]);
-    Py_DECREF(m);
-    if (f == NULL) return NULL;
+    PyObject *f = st->bridge_fn[which];
+    if (f == NULL) {
+        PyObject *m = numpy_bridge(st);
+        if (m == NULL) return NULL;
+        f = PyObject_GetAttr(m, st->str_bridge[which]);
+        Py_DECREF(m);
+        if (f == NULL) return NULL;
+        if (st->bridge_fn[which] == NULL) st->bridge_fn[which] = f; /* the state's reference */
+        else Py_DECREF(f); /* filled meanwhile (the import may release the GIL) */
+        f = st->bridge_fn[which];
+    }
+    Py_INCREF(f); /* the call may run code that clears the state */
     PyObject *r = PyObject_Vectorcall(f, args, nargs, kwnames);
     Py_DECREF(f);
     return r;

@@ -153,8 +153,13 @@ static void plan_strided(PyArrayObject *arr, npy_intp itemsize, struct plan *p) 
     p->byte_offset = (uint64_t)(-neg);
 }
 
+/* Fills what every path reads (shape up to nd; strides only for strided, by plan_strided):
+ * no memset of the whole, kilobyte-sized plan per call. */
 static int make_plan(np_state *st, PyArrayObject *arr, struct plan *p) {
-    memset(p, 0, sizeof *p);
+    p->tag = 0;
+    p->layout = 0;
+    p->byte_offset = 0;
+    p->copy_reason = NULL;
     if (array_tag(st, arr, &p->tag, "from_numpy") < 0) return -1;
     p->nd = PyArray_NDIM(arr);
     if (p->nd > HURRAY_MAX_RANK) {
