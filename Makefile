@@ -69,6 +69,8 @@ $(1)/build.ninja: | $(filter $(VENV)/%,$(MESON) $(NINJA))
 	  $$(if $$(wildcard $(1)/meson-private/coredata.dat),--reconfigure) $$(MESON_SETUP) \
 	  --prefix=$$(abspath $$(PREFIX)) --libdir=$$(LIBDIR) $(5) >$(1)/meson-setup.log 2>&1 \
 	  || { cat $(1)/meson-setup.log; exit 1; }
+# ninja owns these (and meson the libhurray.so link, made at setup): make never deletes them.
+.PRECIOUS: $(1)/libhurray.a $(1)/libhurray.so
 $(1)/libhurray.a $(1)/libhurray.so &: $(1)/build.ninja FORCE
 	$$(if $$(LIB_UNLISTED),$$(error reference/meson.build does not list $$(LIB_UNLISTED)))
 	+@$$(call ninja_in,$(1))
@@ -380,6 +382,7 @@ $(1)/build.ninja: $(1)/cross.ini | $(filter $(VENV)/%,$(MESON) $(NINJA))
 	@cd $(1) && $$(call abscmd,$$(MESON)) setup . $$(CURDIR)/reference --cross-file cross.ini \
 	  $$(if $$(wildcard $(1)/meson-private/coredata.dat),--reconfigure) $$(MESON_SETUP) \
 	  >meson-setup.log 2>&1 || { cat meson-setup.log; exit 1; }
+.PRECIOUS: $(1)/libhurray.a
 $(1)/libhurray.a: $(1)/build.ninja FORCE
 	$$(if $$(LIB_UNLISTED),$$(error reference/meson.build does not list $$(LIB_UNLISTED)))
 	+@$$(call ninja_in,$(1))
