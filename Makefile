@@ -486,8 +486,9 @@ DESTDIR ?=
 
 .PHONY: install install-check
 install: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
-	@$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=$(LIBDIR) \
-	  >$(BUILD)/meson-configure.log 2>&1 || { cat $(BUILD)/meson-configure.log; exit 1; }
+	@{ $(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=$(LIBDIR) \
+	  && $(NINJA) -C $(BUILD); } >$(BUILD)/meson-configure.log 2>&1 \
+	  || { cat $(BUILD)/meson-configure.log; exit 1; }
 	$(MESON) install -C $(BUILD) $(if $(DESTDIR),--destdir $(abspath $(DESTDIR)))
 
 install-check: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
