@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 MAKE=${MAKE:-make}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-WARN=${WARN:--Wall -Wextra -Werror}
+WARN=${WARN:-$(sed -e 's/#.*//' reference/warnings.txt | tr '\n' ' ') -Werror}
 LIBDIR=${LIBDIR:-lib}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/hurray-install-check.XXXXXX")
 [[ "${KEEP:-0}" == 1 ]] || trap 'rm -rf "$scratch"' EXIT
