@@ -1,10 +1,11 @@
-# hurray — the one entry point. See README.md.
-#   make conformance   build what is needed, run the corpus through C (and Python), print the report
-#   make test          everything CI checks (.ci/run calls exactly this)
+# hurray — the one entry point. See README.md; `make help` lists every target, one line each.
+#   make lib           libhurray.a/.so in $(BUILD), from its one build description (reference/meson.build)
+#   make conformance   build what is needed, run the corpus through C and Python, print the report
+#   make test          everything CI checks (.ci/run calls exactly this): every step of TEST_STEPS
+#   make install       libhurray, its headers and hurray.pc into PREFIX (DESTDIR honoured)
 #
-# Other targets: all/lib, deps, test-c, sanitize, valgrind, harness, conformance-sanitize,
-# fuzz-smoke, fuzz-replay, bench, bench-compare, bench-baseline, clean, distclean. Variables
-# worth knowing: BUILD, CC, SAN_CC, FUZZ_CC, FUZZ_SECONDS, VECTORS, OPT.
+# Variables worth knowing: BUILD, CC, SAN_CC, FUZZ_CC, OPT, VECTORS, FUZZ_SECONDS, PREFIX,
+# LIBDIR, DESTDIR, VENV, PYTHON, MESON, NINJA.
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
@@ -22,11 +23,12 @@ CLANG   := $(shell command -v clang 2>/dev/null)
 SAN_CC  ?= $(if $(CLANG),$(CLANG),$(CC))
 FUZZ_CC ?= $(if $(CLANG),$(CLANG),clang)
 
-WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -pedantic
+# The warning list: reference/warnings.txt, the project's one list (meson reads it for
+# libhurray and the Python extension), plus -Werror: every C file this Makefile compiles.
+HASH    := \#
+WARN    := $(strip $(shell sed -e 's/$(HASH).*//' reference/warnings.txt)) -Werror
 CSTD    := -std=c11
 OPT     ?= -O2 -g
-CPPFLAGS_LIB := -Ireference/include -Ireference/src -DHURRAY_BUILDING
-CFLAGS_LIB   := $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden
 
 LIB_SRC  := $(sort $(wildcard reference/src/*.c))
 LIB_HDR  := $(wildcard reference/include/hurray/*.h) $(wildcard reference/src/*.h)
@@ -34,28 +36,62 @@ TEST_SRC := $(sort $(wildcard reference/tests/*_test.c))
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard reference/tests/*.c))
 
 # ---------------------------------------------------------------- library ---
-# One instance per build flavour: plain ($(BUILD)), sanitizers ($(BUILD)/asan),
-# libFuzzer-instrumented ($(BUILD)/fuzz).
-define lib_rules # $(1)=build dir, $(2)=extra cflags, $(3)=extra ldflags, $(4)=compiler
-$(1)/obj/%.o: reference/src/%.c $(LIB_HDR) | $(1)/obj
-	$(4) $$(CPPFLAGS_LIB) $$(CFLAGS_LIB) $(2) -c $$< -o $$@
-$(1)/libhurray.a: $(patsubst reference/src/%.c,$(1)/obj/%.o,$(LIB_SRC))
-	rm -f $$@ && ar rcs $$@ $$^
-$(1)/libhurray.so: $(patsubst reference/src/%.c,$(1)/obj/%.o,$(LIB_SRC))
-	$(4) -shared $(2) -o $$@ $$^ $(3)
+# libhurray has one build description, reference/meson.build (sources, warnings, visibility,
+# HURRAY_BUILDING, the static and shared library, headers, hurray.pc). make configures it once
+# per flavour, each flavour a meson build directory holding libhurray.a and libhurray.so:
+#   $(BUILD)        plain: $(CC), $(OPT)
+#   $(BUILD)/asan   ASan+UBSan: $(SAN_CC), $(OPT) $(SAN_FLAGS)
+#   $(BUILD)/fuzz   libFuzzer-instrumented: $(FUZZ_CC), $(OPT) $(FUZZ_LIB_FLAGS)
+# always -Werror (-Dwerror=true), asserts on, and lets ninja build it (ninja knows when to
+# rebuild, and reconfigures itself after reference/meson.build changes; a new CC or OPT needs
+# `make clean`). The unit tests (below), the harness, the fuzz targets and the benchmarks are
+# linked against those archives, compiled with the same warning list.
+MESON ?= $(VENV)/bin/meson
+NINJA ?= $(VENV)/bin/ninja
+MESON_SETUP := --buildtype=plain -Dwerror=true -Db_ndebug=false -Db_colorout=auto
+# ninja in the build directory $(1), without its jobserver chatter (it takes its share of
+# make's -j: the recipes that call it are marked +).
+ninja_in = set -o pipefail; $(NINJA) -C $(1) 2>&1 \
+  | { grep -v '^ninja: \(no work to do\|Jobserver mode detected\|warning: Jobserver\)' || true; }
+# A reference/src/*.c that reference/meson.build does not name would silently not be built.
+LIB_UNLISTED = $(shell for f in $(notdir $(LIB_SRC)); do \
+                 grep -qF "'src/$$f'" reference/meson.build || echo "reference/src/$$f"; done)
+
+# meson and ninja come pinned in the venv (ci/requirements-dev.txt).
+$(VENV)/bin/meson $(VENV)/bin/ninja:
+	bash ci/bootstrap
+
+define lib_rules # $(1)=build dir, $(2)=extra cflags, $(3)=extra ldflags, $(4)=compiler, $(5)=meson options
+$(1)/build.ninja: | $(filter $(VENV)/%,$(MESON) $(NINJA))
+	$$(if $$(LIB_UNLISTED),$$(error reference/meson.build does not list $$(LIB_UNLISTED)))
+	@mkdir -p $(1) && echo "meson setup $(1) ($(4), $$(strip $$(OPT) $(2)))"
+	@CC="$(4)" CFLAGS="$$(OPT) $(2)" LDFLAGS="$(3)" $$(MESON) setup $(1) reference \
+	  $$(if $$(wildcard $(1)/meson-private/coredata.dat),--reconfigure) $$(MESON_SETUP) \
+	  --prefix=$$(abspath $$(PREFIX)) --libdir=$$(LIBDIR) $(5) >$(1)/meson-setup.log 2>&1 \
+	  || { cat $(1)/meson-setup.log; exit 1; }
+# ninja owns these (and meson the libhurray.so link, made at setup): make never deletes them.
+.PRECIOUS: $(1)/libhurray.a $(1)/libhurray.so
+$(1)/libhurray.a $(1)/libhurray.so &: $(1)/build.ninja FORCE
+	$$(if $$(LIB_UNLISTED),$$(error reference/meson.build does not list $$(LIB_UNLISTED)))
+	+@$$(call ninja_in,$(1))
 $(1)/tests/%_test: reference/tests/%_test.c $(TEST_SUPPORT) $(1)/libhurray.a $(LIB_HDR) | $(1)/tests
 	$(4) $$(CSTD) $$(WARN) $$(OPT) $(2) -Ireference/include -Ireference/src -Ireference/tests \
 	  $$< $(TEST_SUPPORT) $(1)/libhurray.a -lcmocka -lm -pthread $(3) -o $$@
-$(1)/obj $(1)/tests:
+$(1)/tests:
 	mkdir -p $$@
 endef
+
+.PHONY: FORCE
+FORCE:
 
 SAN_FLAGS      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_LIB_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# The sanitizer flavours' libhurray.so leaves the sanitizer runtime to the program that loads
+# it (b_lundef=false: no -Wl,--no-undefined).
 $(eval $(call lib_rules,$(BUILD),,,$(CC)))
-$(eval $(call lib_rules,$(BUILD)/asan,$(SAN_FLAGS),$(SAN_FLAGS),$(SAN_CC)))
-$(eval $(call lib_rules,$(BUILD)/fuzz,$(FUZZ_LIB_FLAGS),$(FUZZ_LIB_FLAGS),$(FUZZ_CC)))
+$(eval $(call lib_rules,$(BUILD)/asan,$(SAN_FLAGS),$(SAN_FLAGS),$(SAN_CC),-Db_lundef=false))
+$(eval $(call lib_rules,$(BUILD)/fuzz,$(FUZZ_LIB_FLAGS),$(FUZZ_LIB_FLAGS),$(FUZZ_CC),-Db_lundef=false))
 
 TESTS      := $(patsubst reference/tests/%_test.c,$(BUILD)/tests/%_test,$(TEST_SRC))
 ASAN_TESTS := $(patsubst reference/tests/%_test.c,$(BUILD)/asan/tests/%_test,$(TEST_SRC))
@@ -331,56 +367,71 @@ bench-baseline: python-install
 # it over reference/src and python/src/hurray; the cross builds compile the library for the
 # other platforms with their own headers and -Werror, and link it (every system function
 # named must exist there).
-#   cross-windows  every reference/src/*.c but os_posix.c, mingw-w64 (x86_64-w64-mingw32-gcc,
-#                  Debian gcc-mingw-w64-x86-64), linked into hurray.dll; then the OS layer's
-#                  Windows check (reference/tests/win32/) run under Wine (Debian wine64)
-#   cross-macos    every reference/src/*.c, `zig cc` (PyPI ziglang, in .venv) for
-#                  x86_64-macos 10.13 and arm64-macos 11.0, linked into libhurray.dylib
+#   cross-windows  libhurray from reference/meson.build (its sources with os_win32.c, the
+#                  warning list, -Werror), mingw-w64 (x86_64-w64-mingw32-gcc, Debian
+#                  gcc-mingw-w64-x86-64): libhurray.a and libhurray-<soversion>.dll; then the
+#                  OS layer's Windows check (reference/tests/win32/) run under Wine (Debian wine64)
+#   cross-macos    the same description with os_posix.c, `zig cc` (PyPI ziglang, in .venv) for
+#                  x86_64-macos 10.13 and arm64-macos 11.0: libhurray.a and libhurray.dylib
+# Each is a meson cross build in $(BUILD)/cross/<target>/, its cross file written there from
+# MINGW_CC / ZIG. (meson runs in that directory: its probes of zig's linker leave an a.o in
+# the current directory.)
 # OS_PORT_PENDING: files still being moved onto the OS layer. The header check lists them
-# instead of failing (and fails once one is clean, so that it leaves this list), and
-# cross-windows leaves them out. owned.c and pycomposite.c still call madvise (Linux only).
+# instead of failing (and fails once one is clean, so that it leaves this list). owned.c and
+# pycomposite.c still call madvise (Linux only). (A libhurray file cannot be pending: the
+# cross builds compile every source reference/meson.build names.)
 OS_PORT_PENDING ?= python/src/hurray/_hurray/owned.c python/src/hurray/_hurray/pycomposite.c
 MINGW_CC     ?= x86_64-w64-mingw32-gcc
+MINGW_AR     ?= $(patsubst %gcc,%ar,$(MINGW_CC))
 ZIG          ?= $(abspath $(VENV))/bin/python -m ziglang
-CROSS_CFLAGS := $(CSTD) $(WARN) -O2 -DHURRAY_BUILDING -Ireference/include -Ireference/src
-WIN_SRC      := $(filter-out reference/src/os_posix.c $(OS_PORT_PENDING),$(LIB_SRC))
 WIN_DIR      := $(BUILD)/cross/windows-x86_64
 MACOS_TARGETS := x86_64-macos.10.13 aarch64-macos.11.0
 
-# __USE_MINGW_ANSI_STDIO: mingw-w64's C99 printf family (%zu, %llu), as MSVC's UCRT has.
-$(WIN_DIR)/%.o: reference/src/%.c $(LIB_HDR)
-	@mkdir -p $(@D)
-	$(MINGW_CC) $(CROSS_CFLAGS) -D__USE_MINGW_ANSI_STDIO=1 -c $< -o $@
-$(WIN_DIR)/hurray.dll: $(patsubst reference/src/%.c,$(WIN_DIR)/%.o,$(WIN_SRC))
-	$(MINGW_CC) -shared -o $@ $^ -Wl,--out-implib,$(WIN_DIR)/libhurray.dll.a
-# reference/tests/win32/os_win32_check.c: os_win32.c's behaviour on Windows (files, paths in
-# UTF-8, copy-on-write maps, pipes with timeouts and wakers, replace), run under Wine.
-WINE ?= $(or $(shell command -v wine64 2>/dev/null),$(wildcard /usr/lib/wine/wine64))
-$(WIN_DIR)/os_win32_check.exe: reference/tests/win32/os_win32_check.c $(WIN_DIR)/hurray.dll
-	$(MINGW_CC) $(CROSS_CFLAGS) -D__USE_MINGW_ANSI_STDIO=1 $< \
-	  $(patsubst reference/src/%.c,$(WIN_DIR)/%.o,$(WIN_SRC)) -o $@
-
-define macos_rules # $(1) = zig target
-$(BUILD)/cross/$(1)/%.o: reference/src/%.c $(LIB_HDR)
+# The command $(1) runnable from another directory (a path made absolute; a bare name kept).
+abscmd = $(if $(findstring /,$(firstword $(1))),$(abspath $(firstword $(1))) $(wordlist 2,$(words $(1)),$(1)),$(1))
+# A meson list of the words of $(1): ['a', 'b'].
+space := $(subst ,, )
+meson_list = [$(subst $(space),$(comma)$(space),$(patsubst %,'%',$(strip $(1))))]
+define cross_rules # $(1)=build dir, $(2)=C compiler, $(3)=archiver, $(4)=system, $(5)=cpu family
+$(1)/cross.ini:
 	@mkdir -p $$(@D)
-	$(ZIG) cc -target $(1) $(CROSS_CFLAGS) -fvisibility=hidden -c $$< -o $$@
-$(BUILD)/cross/$(1)/libhurray.dylib: $(patsubst reference/src/%.c,$(BUILD)/cross/$(1)/%.o,$(LIB_SRC))
-	$(ZIG) cc -target $(1) -shared -o $$@ $$^
+	@printf '%s\n' '[binaries]' "c = $$(call meson_list,$(2))" "ar = $$(call meson_list,$(3))" \
+	  '[built-in options]' "c_args = ['-O2']" \
+	  '[host_machine]' "system = '$(4)'" "cpu_family = '$(5)'" "cpu = '$(5)'" \
+	  "endian = 'little'" >$$@
+$(1)/build.ninja: $(1)/cross.ini | $(filter $(VENV)/%,$(MESON) $(NINJA))
+	@echo "meson setup $(1) (cross: $$(strip $(2)))"
+	@cd $(1) && $$(call abscmd,$$(MESON)) setup . $$(CURDIR)/reference --cross-file cross.ini \
+	  $$(if $$(wildcard $(1)/meson-private/coredata.dat),--reconfigure) $$(MESON_SETUP) \
+	  >meson-setup.log 2>&1 || { cat meson-setup.log; exit 1; }
+.PRECIOUS: $(1)/libhurray.a
+$(1)/libhurray.a: $(1)/build.ninja FORCE
+	$$(if $$(LIB_UNLISTED),$$(error reference/meson.build does not list $$(LIB_UNLISTED)))
+	+@$$(call ninja_in,$(1))
 endef
-$(foreach t,$(MACOS_TARGETS),$(eval $(call macos_rules,$(t))))
+$(eval $(call cross_rules,$(WIN_DIR),$(MINGW_CC),$(MINGW_AR),windows,x86_64))
+$(foreach t,$(MACOS_TARGETS),$(eval $(call cross_rules,$(BUILD)/cross/$(t),$(ZIG) cc -target $(t),$(ZIG) ar,darwin,$(firstword $(subst -, ,$(t))))))
+
+# reference/tests/win32/os_win32_check.c: os_win32.c's behaviour on Windows (files, paths in
+# UTF-8, copy-on-write maps, pipes with timeouts and wakers, replace), run under Wine. It calls
+# the library's internal OS layer, so it links the archive.
+WINE ?= $(or $(shell command -v wine64 2>/dev/null),$(wildcard /usr/lib/wine/wine64))
+$(WIN_DIR)/os_win32_check.exe: reference/tests/win32/os_win32_check.c $(WIN_DIR)/libhurray.a $(LIB_HDR)
+	$(MINGW_CC) $(CSTD) $(WARN) -O2 -DHURRAY_BUILDING -D__USE_MINGW_ANSI_STDIO=1 \
+	  -Ireference/include -Ireference/src $< $(WIN_DIR)/libhurray.a -o $@
 
 .PHONY: portability-check cross-windows cross-macos
 portability-check:
 	$(PYTHON) ci/check_os_headers.py --pending $(OS_PORT_PENDING)
 
-cross-windows: $(WIN_DIR)/hurray.dll $(WIN_DIR)/os_win32_check.exe
+cross-windows: $(WIN_DIR)/libhurray.a $(WIN_DIR)/os_win32_check.exe
 	@test -n "$(WINE)" || { echo "cross-windows: no wine64 (Debian wine64) to run the check" >&2; exit 1; }
 	WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_DIR))/wineprefix $(WINE) $(WIN_DIR)/os_win32_check.exe
-	@echo "cross-windows: $(words $(WIN_SRC)) of $(words $(LIB_SRC)) libhurray sources built for" \
-	  "Windows x86_64 and linked; not yet portable: $(or $(filter reference/src/%,$(OS_PORT_PENDING)),none)"
+	@echo "cross-windows: libhurray (reference/meson.build) built for Windows x86_64 and linked:" \
+	  $(notdir $(wildcard $(WIN_DIR)/libhurray.a $(WIN_DIR)/libhurray*.dll))
 
-cross-macos: $(foreach t,$(MACOS_TARGETS),$(BUILD)/cross/$(t)/libhurray.dylib)
-	@echo "cross-macos: all $(words $(LIB_SRC)) libhurray sources built and linked for $(MACOS_TARGETS)"
+cross-macos: $(foreach t,$(MACOS_TARGETS),$(BUILD)/cross/$(t)/libhurray.a)
+	@echo "cross-macos: libhurray (reference/meson.build) built and linked for $(MACOS_TARGETS)"
 
 TEST_STEPS += portability-check cross-windows cross-macos
 
@@ -541,3 +592,102 @@ TEST_STEPS += typecheck
 # ------------------------------------------------------------ fuzz campaign ---
 # AFL++, the campaign, crash promotion, MSan replay, Atheris: fuzz/fuzz.mk.
 include fuzz/fuzz.mk
+
+# ---------------------------------------------------------------- install ---
+# libhurray for C users, from the plain build ($(BUILD), reference/meson.build): libhurray.a,
+# libhurray.so (soname libhurray.so.<major>.<minor> while 0.x), the public headers in
+# include/hurray/, and lib/pkgconfig/hurray.pc (`pkg-config --cflags --libs hurray`).
+# PREFIX (absolute once resolved), LIBDIR (relative to PREFIX) and DESTDIR (a staging root) as
+# usual. install-check (ci/install_check.sh) installs into a scratch prefix and builds and runs
+# a C program through pkg-config, against the shared library and the archive.
+PREFIX ?= /usr/local
+LIBDIR ?= lib
+DESTDIR ?=
+
+.PHONY: install install-check
+install: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
+	@{ $(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=$(LIBDIR) \
+	  && $(NINJA) -C $(BUILD); } >$(BUILD)/meson-configure.log 2>&1 \
+	  || { cat $(BUILD)/meson-configure.log; exit 1; }
+	$(MESON) install -C $(BUILD) $(if $(DESTDIR),--destdir $(abspath $(DESTDIR)))
+
+install-check: $(BUILD)/libhurray.a $(BUILD)/libhurray.so
+	MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" WARN="$(WARN)" LIBDIR="$(LIBDIR)" \
+	  bash ci/install_check.sh
+
+TEST_STEPS += install-check
+
+# ------------------------------------------------------------------- help ---
+# `make help`: every target, one line each. help-check (a `make test` step) fails when a
+# .PHONY target of this Makefile is not in the list.
+define HELP_TEXT
+Build (under BUILD=$(BUILD)):
+  all, lib              libhurray.a, libhurray.so ($(BUILD); reference/meson.build)
+  harness               the conformance harness and the C testee ($(BUILD)/harness/)
+  fuzz-build            the libFuzzer targets and their replay builds ($(BUILD)/fuzz/)
+  python-install        the Python binding into $(VENV), a -Werror build
+  sdist                 the self-contained sdist ($(DIST)/hurray-<version>.tar.gz)
+  wheel                 a manylinux x86_64 wheel built from that sdist ($(DIST)/)
+  corpus-release        the released conformance corpus tarball ($(BUILD)/)
+  install               libhurray, headers, hurray.pc into PREFIX=$(PREFIX) (LIBDIR, DESTDIR)
+Tests (`make test` runs each step of TEST_STEPS and prints a summary):
+  test                  deps, then every step below but bench and the builds above
+  test-c                the C unit tests (cmocka): $(BUILD)/tests/*_test
+  sanitize              the C unit tests under ASan+UBSan ($(BUILD)/asan/)
+  valgrind              the C unit tests under valgrind
+  vectors-check         the committed corpus is what vectors/gen/ writes
+  trace                 every requirement id traced to tests (docs/conformance/)
+  conformance           the corpus through libhurray (linked, and as a testee) and the binding
+  conformance-sanitize  the linked-in corpus run under ASan+UBSan
+  conformance-testees   every testee of the repository through the testee protocol
+  harness-test          the harness's own tests (harness/tests)
+  fuzz-replay           the corpus and fuzz/regress/ through every fuzz target, no libFuzzer
+  fuzz-smoke            fuzz-replay, then each target under libFuzzer for FUZZ_SECONDS
+  test-python           the binding's tests (python/tests)
+  portability-check     operating-system headers only in the OS layer
+  cross-windows         libhurray for Windows x86_64 (mingw-w64), its OS-layer check under Wine
+  cross-macos           libhurray for macOS x86_64 and arm64 (zig cc)
+  packaging-check       one version, LICENSE, werror defaults, cibuildwheel's selection
+  sdist-test            the sdist installed in a fresh venv with only a C compiler
+  wheel-test            the wheel installed with no compiler on PATH, the binding's tests
+  docs-check            links, paths and ids in the docs
+  install-check         make install into a scratch prefix; a C program through pkg-config
+  help-check            every target of this Makefile is in this list
+  coverage-check        line coverage of reference/src >= COV_MIN, the rest explained
+  typecheck             mypy --strict and pyright over the stubs and the user guide
+  fuzz-msan-replay      the corpora through every fuzz target under MemorySanitizer
+  fuzz-dict-check       fuzz/dict/hurray.dict is what fuzz/dict/make_dict.py writes
+  bench-compare         (last, never fails) a benchmark subset against bench/baselines/
+Other:
+  bench                 the C micro-benchmarks (and bench-python); not part of `make test`
+  bench-python          the Python benchmarks (pytest-benchmark)
+  bench-baseline        rewrite bench/baselines/<machine kind>.json
+  coverage              line coverage report: $(BUILD)/cov/summary.txt, html/, lcov.info
+  coverage-run          build the coverage flavour and run everything (coverage's first half)
+  fuzz-afl              one target under AFL++ (TARGET=fuzz_x, FUZZ_SECONDS)
+  fuzz-afl-build        the AFL++ and CMPLOG builds of every target
+  fuzz-campaign         libFuzzer + AFL++ per target, corpora minimised into fuzz/corpus/
+  fuzz-promote          a finding (ARTIFACT=...) minimised, classified, added to the corpus
+  fuzz-python           the binding's readers under Atheris
+  deps                  Debian packages and the .venv (ci/bootstrap)
+  test-steps            what `make test` runs after deps
+  clean                 remove $(BUILD)
+  distclean             clean, and remove $(VENV)
+  help                  this list
+endef
+
+.PHONY: help help-check
+help:
+	@: $(info $(HELP_TEXT))
+
+help-check:
+	@listed=$$($(MAKE) --no-print-directory -s -f $(firstword $(MAKEFILE_LIST)) help | sed -n 's/^  \([a-z][a-z0-9, -]*[a-z0-9]\)  .*/\1/p' \
+	    | tr ',\n' '  '); \
+	phony=$$($(MAKE) --no-print-directory -pRrq -f $(firstword $(MAKEFILE_LIST)) : 2>/dev/null \
+	    | sed -n 's/^\.PHONY: //p'); \
+	missing=$$(for t in $$phony; do case " $$listed " in *" $$t "*) ;; *) \
+	    [ "$$t" = FORCE ] || echo "$$t";; esac; done); \
+	if [ -n "$$missing" ]; then echo "help-check: not in \`make help\`:" $$missing >&2; exit 1; fi; \
+	echo "help-check: $$(echo $$phony | wc -w) targets, each in \`make help\`"
+
+TEST_STEPS += help-check

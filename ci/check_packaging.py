@@ -5,7 +5,14 @@
   pyproject.toml takes it dynamically and meson.build reads it with
   python/tools/version.py.
 - -Werror is not the default for users' builds (meson werror=false in
-  meson.build), and our builds turn it on (Makefile, cibuildwheel).
+  python/meson.build and reference/meson.build), and our builds turn it on
+  (Makefile, cibuildwheel).
+- One build of libhurray: reference/meson.build is its only description (every
+  reference/src/*.c named there); python/meson.build builds it as the subproject
+  `hurray` (python/subprojects/hurray links to reference/) and compiles no
+  libhurray source itself; the warning list is written once, in
+  reference/warnings.txt (the Makefile and both meson files name no warning
+  flag of their own); the sdist vendors the description with the sources.
 - LICENSE: python/LICENSE (what wheels built from a clone carry) is byte for
   byte the repository's LICENSE, and pyproject.toml declares it.
 - The distribution name is "hurray" and it is never sent to the public index
@@ -69,6 +76,44 @@ def main() -> int:
     cibw = pyproject["tool"]["cibuildwheel"]
     check(cibw.get("config-settings", {}).get("setup-args") == "-Dwerror=true",
           "cibuildwheel: CI wheels build with -Dwerror=true")
+
+    # one build of libhurray, one warning list
+    ref_meson = (ROOT / "reference/meson.build").read_text()
+    check("'werror=false'" in ref_meson, "reference/meson.build: werror off by default")
+    unlisted = [p.name for p in sorted((ROOT / "reference/src").glob("*.c"))
+                if f"'src/{p.name}'" not in ref_meson]
+    check(not unlisted, f"reference/meson.build names every reference/src/*.c "
+          f"({', '.join(unlisted) or 'none missing'})")
+    link = PY / "subprojects/hurray"
+    check(link.is_symlink() and link.resolve() == (ROOT / "reference").resolve(),
+          "python/subprojects/hurray is a link to reference/ (the subproject)")
+    check("subproject('hurray'" in meson and "reference/src" not in meson
+          and "static_library(" not in meson,
+          "python/meson.build: libhurray only through subproject('hurray')")
+    listed = [ln.split("#")[0].strip() for ln in
+              (ROOT / "reference/warnings.txt").read_text().splitlines()]
+    listed = [f for f in listed if f]
+    check(bool(listed) and all(f.startswith("-W") or f == "-pedantic" for f in listed),
+          f"reference/warnings.txt: the warning list ({' '.join(listed)})")
+    # A warning flag outside comments, but -Werror (added by our builds) and the documented
+    # exceptions (warnings.txt says them): the extension's -pedantic, the fuzz targets'
+    # -Wmissing-prototypes.
+    flag = re.compile(r"(?<![\w-])(-W(?!error\b|l,)[a-z][\w=-]*|-pedantic)\b")
+    mk_text = (ROOT / "Makefile").read_text()
+    for name, text, allowed in (
+            ("python/meson.build", meson, {"-pedantic", "-Wpedantic"}),
+            ("reference/meson.build", ref_meson, set()),
+            ("Makefile", mk_text, {"-Wmissing-prototypes"})):
+        code = "\n".join(ln.split("#")[0] for ln in text.splitlines())  # comments out
+        flags = sorted(set(flag.findall(code)) - allowed)
+        check(not flags, f"{name}: no warning flag of its own ({' '.join(flags) or 'none'})")
+    check("reference/warnings.txt" in mk_text and "fs.read('warnings.txt')" in ref_meson
+          and "get_variable('hurray_warnings')" in meson,
+          "the Makefile, reference/meson.build and python/meson.build read reference/warnings.txt")
+    vendor = (PY / "tools/dist_vendor.py").read_text()
+    check(all(f'"reference/{f}"' in vendor for f in
+              ("meson.build", "meson.options", "warnings.txt", "include", "src")),
+          "the sdist vendors libhurray's description, warning list, headers and sources")
 
     # license
     check((PY / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes(),

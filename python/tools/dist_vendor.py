@@ -1,12 +1,16 @@
 """meson dist script: make the sdist self-contained.
 
 `python -m build` (meson-python) makes the sdist with `meson dist`, which
-archives the committed files of python/ only. This script, registered with
-meson.add_dist_script in meson.build, adds what the package is built from
-outside python/: libhurray's committed sources and headers (../reference ->
-reference/, without its tests) and the repository's LICENSE. meson.build
-prefers ./reference when present, so the sdist builds on a machine with
-only a C compiler (plus the build requirements pip installs).
+archives the committed files of python/ only. In a clone, libhurray reaches
+the build through subprojects/hurray, a link to the repository's reference/
+(meson.build builds it from its one description, reference/meson.build); the
+archive would carry that link, pointing outside itself. This script,
+registered with meson.add_dist_script in meson.build, puts what the link
+points at in its place: libhurray's committed build description
+(meson.build, meson.options, warnings.txt), headers and sources
+(reference/ -> subprojects/hurray/, without its tests), and adds the
+repository's LICENSE. So the sdist builds on a machine with only a C compiler
+(plus the build requirements pip installs).
 
 Like meson dist itself, it takes the committed tree (git archive HEAD), so
 the sdist is the same whatever is uncommitted in the work tree.
@@ -14,9 +18,15 @@ Environment (set by meson dist): MESON_PROJECT_DIST_ROOT, MESON_PROJECT_SOURCE_R
 """
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+
+# What libhurray is built from (reference/meson.build names nothing else), and where it goes.
+LIBHURRAY = ["reference/meson.build", "reference/meson.options", "reference/warnings.txt",
+             "reference/include", "reference/src"]
+VENDORED = "subprojects/hurray"
 
 
 def main() -> int:
@@ -25,7 +35,7 @@ def main() -> int:
     # The repository root, and python/'s place in it.
     top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=src_root, check=True,
                          capture_output=True, text=True).stdout.strip()
-    paths = ["reference/include", "reference/src", "LICENSE"]
+    paths = [*LIBHURRAY, "LICENSE"]
     tar = subprocess.run(["git", "archive", "--format=tar", "HEAD", "--", *paths], cwd=top,
                          check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
@@ -39,13 +49,22 @@ def main() -> int:
             if not (m.isfile() or m.isdir()):
                 print(f"dist_vendor: {m.name} is not a plain file", file=sys.stderr)
                 return 1
+            # reference/... -> subprojects/hurray/...; LICENSE stays at the top.
+            if m.name == "reference" or m.name.startswith("reference/"):
+                m.name = VENDORED + m.name[len("reference"):]
+        # The link (or, on a checkout without links, the file holding its target) goes.
+        link = os.path.join(dist_root, *VENDORED.split("/"))
+        if os.path.islink(link) or os.path.isfile(link):
+            os.unlink(link)
+        elif os.path.isdir(link):
+            shutil.rmtree(link)
         # LICENSE overwrites python/LICENSE, the committed copy that wheels
         # built from a clone carry (ci/check_packaging.py keeps them identical).
         if hasattr(tarfile, "data_filter"):
             t.extractall(dist_root, members=members, filter="data")
         else:
             t.extractall(dist_root, members=members)
-    print(f"dist_vendor: added {', '.join(paths)} to {dist_root}")
+    print(f"dist_vendor: added {', '.join(LIBHURRAY)} as {VENDORED}/, and LICENSE, to {dist_root}")
     return 0
 
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Print libhurray's version, the package's only version source.
 
-Usage: version.py [REF_ROOT]  -- the libhurray tree; by default ./reference
-beside python/'s meson.build when present (an sdist), else ../reference (a
-clone), the same choice meson.build makes. The version is HURRAY_VERSION_STRING in
-REF_ROOT/include/hurray/version.h; meson.build makes it the project version,
-which meson-python gives the package (pyproject.toml: dynamic = ["version"]),
-and the extension reports it as hurray.__version__ (hurray_version_string()).
+Usage: version.py [REF_ROOT]  -- the libhurray tree; by default
+subprojects/hurray beside python/'s meson.build (a link to ../reference in a
+clone, a copy in an sdist), where meson.build finds it. The version is
+HURRAY_VERSION_STRING in REF_ROOT/include/hurray/version.h; meson.build makes
+it the project version, which meson-python gives the package (pyproject.toml:
+dynamic = ["version"]), and the extension reports it as hurray.__version__
+(hurray_version_string()). reference/meson.build reads the same header for
+libhurray's own version (soname, hurray.pc).
 """
 import os
 import re
@@ -18,9 +20,7 @@ def main() -> int:
         ref_root = sys.argv[1]
     else:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        ref_root = os.path.join(here, "reference")
-        if not os.path.isdir(ref_root):
-            ref_root = os.path.join(here, "..", "reference")
+        ref_root = os.path.join(here, "subprojects", "hurray")
     header = os.path.join(ref_root, "include", "hurray", "version.h")
     with open(header, encoding="utf-8") as f:
         text = f.read()
