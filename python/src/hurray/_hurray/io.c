@@ -542,12 +542,19 @@ struct load_progress {
     uint64_t base;      /* the spans of the batches loaded before this one */
     uint64_t total;     /* the load's: the sum of hurray_file_entry_span */
     uint64_t batch;     /* this batch's total, as the reader last reported it */
+    uint64_t checked;   /* base + done when signals were last checked */
 };
 
 static int load_progress_hook(void *ctx, uint64_t done, uint64_t total) {
     struct load_progress *p = ctx;
+    p->batch = total; /* the caller's thread, GIL or not: only it touches *p meanwhile */
+    /* without a callable, the GIL is taken only to check for signals: at a batch's start
+     * and once per HURRAY_FILE_PROGRESS_CHUNK read (many small items cost no GIL each) */
+    if (p->callback == NULL && done != 0 &&
+        p->base + done - p->checked < HURRAY_FILE_PROGRESS_CHUNK)
+        return 0;
+    p->checked = p->base + done;
     PyGILState_STATE g = PyGILState_Ensure();
-    p->batch = total;
     int stop = PyErr_CheckSignals() < 0;
     if (!stop && p->callback != NULL) {
         uint64_t at = p->base + done;
@@ -691,7 +698,7 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *pat
         }
     }
     /* Ctrl-C stops a copy-mode load from a path between reads, progress or not */
-    struct load_progress prog = {progress, 0, 0, 0};
+    struct load_progress prog = {progress, 0, 0, 0, 0};
     for (size_t k = 0; progress != NULL && k < n; k++) {
         uint64_t span = 0;
         struct hurray_error err;
