@@ -365,6 +365,9 @@ struct hurray_file {
     size_t top_fail; /* first top-level tensor failing step 9, else SIZE_MAX */
     struct hurray_error top_fail_err;
     struct hurray_kv kv;
+    /* HR-FILE-17: copy-mode loads report to it; NULL: none */
+    int (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
 
 void hurray_file_destroy(struct hurray_file *f) {
@@ -1236,11 +1239,39 @@ static int read_run(const struct hurray_file *f, struct load_req **s, size_t k, 
     return HURRAY_OK;
 }
 
+/* HR-FILE-17: the caller's hook (none set: nothing); non-zero stops the load. */
+static int load_report(const struct hurray_file *f, uint64_t done, uint64_t total,
+                       struct hurray_error *err) {
+    if (!f->progress || f->progress(f->progress_ctx, done, total) == 0) return HURRAY_OK;
+    return hri_os_cancelled(err, "file", "load cancelled by the caller");
+}
+
+/* One item read alone: in chunks of HURRAY_FILE_PROGRESS_CHUNK with the hook between
+ * them when one is set (*done counts its bytes), else in one read. */
+static int read_alone(const struct hurray_file *f, uint8_t *dst, uint64_t n, uint64_t off,
+                      uint64_t *done, uint64_t total, struct hurray_error *err) {
+    if (!f->progress) return read_exact(f, dst, n, off, err);
+    for (uint64_t at = 0; at < n;) {
+        uint64_t len = n - at < HURRAY_FILE_PROGRESS_CHUNK ? n - at : HURRAY_FILE_PROGRESS_CHUNK;
+        HR_TRY(read_exact(f, dst + at, len, off + at, err));
+        at += len;
+        *done += len;
+        HR_TRY(load_report(f, *done, total, err));
+    }
+    return HURRAY_OK;
+}
+
 static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
                        struct hurray_error *err) {
     uint8_t *scratch = NULL, **bytes = NULL, trash[LOAD_NEAR];
     struct hri_os_rvec *v = NULL;
-    uint64_t scratch_len = 0, span = 0;
+    uint64_t scratch_len = 0, span = 0, done = 0, total = 0;
+    /* HR-FILE-17: the sum of the items' spans (each within the file, validated at open;
+     * an entry may be requested any number of times, so saturating rather than wrapping) */
+    for (size_t k = 0; k < n; k++) {
+        uint64_t w = s[k]->r.hi - s[k]->r.lo;
+        total = total > UINT64_MAX - w ? UINT64_MAX : total + w;
+    }
     /* the scratch buffer, for runs whose items share bytes: the widest such run's span */
     for (size_t k = 0, m; k < n; k = m)
         if ((m = small_run(s, n, k, &span)) > k + 1 && !run_disjoint(s, k, m) &&
@@ -1260,22 +1291,27 @@ static int load_copies(struct hurray_file *f, struct load_req **s, size_t n,
         scratch = hri_alloc(f->allocator, (size_t)scratch_len);
         if (!scratch) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
     }
+    if (st == HURRAY_OK) st = load_report(f, 0, total, err);
     for (size_t k = 0, m; st == HURRAY_OK && k < n; k = m) {
         struct load_req *q = s[k];
         m = small_run(s, n, k, &span);
         if (m == k + 1) { /* alone: straight into its own bytes */
-            st = read_exact(f, bytes[k], span, f->h.data_offset + q->r.lo, err);
+            st = read_alone(f, bytes[k], span, f->h.data_offset + q->r.lo, &done, total, err);
             continue;
         }
-        /* small items lying close together: one read */
+        /* small items lying close together: one read (at most LOAD_SCRATCH bytes) */
         if (run_disjoint(s, k, m)) {
             st = read_run(f, s, k, m, bytes, v, trash, err);
-            continue;
+        } else {
+            st = read_exact(f, scratch, span, f->h.data_offset + q->r.lo, err);
+            for (size_t j = k; st == HURRAY_OK && j < m; j++)
+                memcpy(bytes[j], scratch + (s[j]->r.lo - q->r.lo),
+                       (size_t)(s[j]->r.hi - s[j]->r.lo));
         }
-        st = read_exact(f, scratch, span, f->h.data_offset + q->r.lo, err);
-        for (size_t j = k; st == HURRAY_OK && j < m; j++)
-            memcpy(bytes[j], scratch + (s[j]->r.lo - q->r.lo), (size_t)(s[j]->r.hi - s[j]->r.lo));
+        for (size_t j = k; j < m; j++) done += s[j]->r.hi - s[j]->r.lo;
+        if (st == HURRAY_OK && f->progress) st = load_report(f, done, total, err);
     }
+    /* the last report had done = total: an item with no bytes adds nothing */
     hri_free(f->allocator, scratch, scratch ? (size_t)scratch_len : 0);
     hri_free(f->allocator, v, v ? 2 * n * sizeof *v : 0);
     hri_free(f->allocator, bytes, n * sizeof *bytes);
@@ -1359,6 +1395,28 @@ int hurray_file_load_items(struct hurray_file *f, const size_t *entries, size_t 
     hri_free(f->allocator, s, s ? n * sizeof *s : 0);
     hri_free(f->allocator, q, q ? n * sizeof *q : 0);
     return st;
+}
+
+void hurray_file_set_progress(struct hurray_file *f,
+                              int (*progress)(void *ctx, uint64_t done, uint64_t total),
+                              void *ctx) {
+    if (!f) return;
+    f->progress = progress;
+    f->progress_ctx = progress ? ctx : NULL;
+}
+
+int hurray_file_entry_span(const struct hurray_file *f, size_t i, uint64_t *span,
+                           struct hurray_error *err) {
+    HR_FAIL_IF(!f || !span, err, HURRAY_E_ARGUMENT, "file", "entry_span: NULL argument");
+    HR_FAIL_IF(i >= f->count, err, HURRAY_E_ARGUMENT, "index",
+               "index: entry %zu of %zu does not exist", i, f->count);
+    struct byte_range r = {0, 0, HURRAY_MIN_BUFFER_ALIGNMENT};
+    struct hurray_item *it = NULL;
+    size_t next = 0;
+    HR_TRY(build_item(f, i, &r, &it, &next, err)); /* the range load_items reads */
+    hurray_item_destroy(it);
+    *span = r.hi - r.lo;
+    return HURRAY_OK;
 }
 
 int hurray_file_load_item(struct hurray_file *f, size_t i, struct hurray_item **out,

@@ -2378,6 +2378,118 @@ static void test_HR_FILE_14_read_buffer_range(void **state) {
     std_free(&s);
 }
 
+struct load_log {
+    uint64_t calls, last_done, total, max_step;
+    int cancel_at; /* cancel on this call (1-based); 0: never */
+    int bad;       /* a report broke the rules */
+};
+
+static int load_hook(void *ctx, uint64_t done, uint64_t total) {
+    struct load_log *l = ctx;
+    if (l->calls == 0 && done != 0) l->bad = 1;
+    if (l->calls > 0 && (done < l->last_done || total != l->total)) l->bad = 1;
+    if (done > total) l->bad = 1;
+    if (l->calls > 0 && done - l->last_done > l->max_step) l->max_step = done - l->last_done;
+    l->calls++;
+    l->last_done = done;
+    l->total = total;
+    return l->cancel_at > 0 && l->calls == (uint64_t)l->cancel_at;
+}
+
+/* HR-FILE-17: a copy-mode load reports its items' spans in chunks of at most
+ * HURRAY_FILE_PROGRESS_CHUNK, ends at done = total, stops (IO/ECANCELED, nothing returned,
+ * nothing leaked) when the hook says so; mmap mode never calls it. */
+static void test_HR_FILE_17_load_progress_and_cancel(void **state) {
+    (void)state;
+    static uint8_t big[256], small[256];
+    char path[128];
+    tmp_path(path, sizeof path, "progress.hry");
+    const uint64_t big_len = (uint64_t)40 << 20; /* a 40 MiB hole: three chunks */
+    struct hurray_descriptor *sd = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                            (uint64_t[]){8});
+    test_fill_buffers(sd, 0);
+    struct raw_entry re[2] = {
+        {"big", HURRAY_FILE_KIND_TENSOR, big, uint8_vector_desc(big_len, big, sizeof big)},
+        {"small", HURRAY_FILE_KIND_TENSOR, small, encode_desc(sd, small, sizeof small)}};
+    hurray_descriptor_reset(sd);
+    free(sd);
+    struct fill fl = {1, 0, small_values, sizeof small_values};
+    uint64_t doff = 0;
+    sparse_file(path, re, 2, &fl, 1, &doff);
+
+    struct hurray_error err;
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_COPY,
+                                      HURRAY_FILE_PARTS_INDEX};
+    struct hurray_file *f = NULL;
+    assert_status(hurray_file_create_path(path, &opt, &f, &err), HURRAY_OK);
+    uint64_t span_big = 0, span_small = 0;
+    assert_status(hurray_file_entry_span(f, 0, &span_big, &err), HURRAY_OK);
+    assert_status(hurray_file_entry_span(f, 1, &span_small, &err), HURRAY_OK);
+    assert_int_equal(span_big, big_len);
+    assert_int_equal(span_small, sizeof small_values);
+    assert_status(hurray_file_entry_span(f, 2, &span_small, &err), HURRAY_E_ARGUMENT);
+
+    /* every entry, the big one twice: total = the sum of the spans */
+    struct load_log log;
+    memset(&log, 0, sizeof log);
+    hurray_file_set_progress(f, load_hook, &log);
+    size_t entries[3] = {0, 1, 0};
+    struct hurray_item *out[3] = {NULL, NULL, NULL};
+    assert_status(hurray_file_load_items(f, entries, 3, out, &err), HURRAY_OK);
+    assert_false(log.bad);
+    assert_int_equal(log.total, 2 * big_len + sizeof small_values);
+    assert_int_equal(log.last_done, log.total);
+    assert_true(log.calls >= 1 + 2 * 3 + 1); /* the start, 3 chunks per big item, the small */
+    assert_true(log.max_step <= HURRAY_FILE_PROGRESS_CHUNK);
+    assert_memory_equal(out[1]->buffers[0].data, small_values, sizeof small_values);
+    for (int k = 0; k < 3; k++) hurray_item_destroy(out[k]);
+
+    /* cancelled on the second call (after the first chunk): IO/ECANCELED, no items, and
+     * every byte of the load released (only the open file's own memory is live) */
+    unsigned long live = ta.live_allocs;
+    size_t live_bytes = ta.live_bytes;
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 2;
+    assert_status(hurray_file_load_items(f, entries, 3, out, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, ECANCELED);
+    assert_int_equal(log.calls, 2);
+    for (int k = 0; k < 3; k++) assert_null(out[k]);
+    assert_int_equal(ta.live_allocs, live);
+    assert_int_equal(ta.live_bytes, live_bytes);
+
+    /* cancelled at the start: nothing read */
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    struct hurray_item *one = NULL;
+    assert_status(hurray_file_load_item(f, 1, &one, &err), HURRAY_E_IO);
+    assert_null(one);
+    assert_int_equal(ta.live_allocs, live);
+
+    /* no hook: one read, the same bytes */
+    hurray_file_set_progress(f, NULL, &log);
+    memset(&log, 0, sizeof log);
+    assert_status(hurray_file_load_item(f, 1, &one, &err), HURRAY_OK);
+    assert_int_equal(log.calls, 0);
+    assert_memory_equal(one->buffers[0].data, small_values, sizeof small_values);
+    hurray_item_destroy(one);
+    hurray_file_destroy(f);
+    assert_int_equal(ta.live_allocs, 0);
+    assert_int_equal(ta.bad_frees, 0);
+
+    /* mmap mode: never called */
+    opt.mode = HURRAY_FILE_MMAP;
+    assert_status(hurray_file_create_path(path, &opt, &f, &err), HURRAY_OK);
+    hurray_file_set_progress(f, load_hook, &log);
+    memset(&log, 0, sizeof log);
+    assert_status(hurray_file_load_items(f, entries, 3, out, &err), HURRAY_OK);
+    assert_int_equal(log.calls, 0);
+    for (int k = 0; k < 3; k++) hurray_item_destroy(out[k]);
+    hurray_file_destroy(f);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_FILE_1_worked_example),
@@ -2411,6 +2523,7 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_14_read_buffer_range),
         cmocka_unit_test(test_HR_FILE_15_writer_refuses_what_a_reader_would),
         cmocka_unit_test(test_HR_FILE_16_temporary_files_progress_and_cancel),
+        cmocka_unit_test(test_HR_FILE_17_load_progress_and_cancel),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

@@ -718,6 +718,7 @@ def load(
     /,
     *names: str,
     mmap: bool = False,
+    progress: bool | Callable[[int, int], object] | None = None,
     max_descriptor_bytes: int | None = None,
     max_buffer_bytes: int | None = None,
     max_rank: int | None = None,
@@ -853,7 +854,7 @@ class StreamWriter:
     ) -> StreamWriter: ...
     def write(
         self,
-        item: Tensor | Composite,
+        item: Tensor | Composite | Any,  # Any: numpy.ndarray, torch.Tensor
         name: str | None = None,
         metadata: Mapping[str, _KvValue] | None = None,
     ) -> None: ...

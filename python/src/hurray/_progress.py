@@ -1,4 +1,4 @@
-"""The bar behind ``progress=True`` (hurray.save and the framework modules).
+"""The bar behind ``progress=True`` (hurray.save, hurray.load and the framework modules).
 
 ``bar(what, path)`` returns a callable ``(done_bytes, total_bytes)``: tqdm's bar when tqdm is
 installed (never required), else a one-line bar redrawn on stderr. The bar closes itself when

@@ -209,6 +209,23 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_load_items(struct hurray_file *file,
                                                        const size_t *entries, size_t n,
                                                        struct hurray_item **out,
                                                        struct hurray_error *err);
+/* Progress of copy-mode loads from a path (file-container.md HR-FILE-17):
+ * hurray_file_load_items / _load_item call progress(ctx, done, total), total
+ * the sum of the spans (hurray_file_entry_span) of the items the call loads,
+ * done the bytes of them read so far: once before the first read (done = 0),
+ * after each read of at most HURRAY_FILE_PROGRESS_CHUNK bytes, the last time
+ * with done = total. A non-zero return stops the load: IO with sys_errno
+ * ECANCELED, nothing returned, nothing leaked. Never called in mmap mode or on
+ * an image in memory. NULL: no calls (each item read in one piece). */
+HURRAY_API void hurray_file_set_progress(struct hurray_file *file,
+                                         int (*progress)(void *ctx, uint64_t done,
+                                                         uint64_t total),
+                                         void *ctx);
+/* The bytes one load of entry i reads into its item (its byte range, its own
+ * gaps included; a composite's whole tree): what the progress hook counts for
+ * it. ARGUMENT when i is out of range. */
+HURRAY_API HURRAY_NODISCARD int hurray_file_entry_span(const struct hurray_file *file, size_t i,
+                                                       uint64_t *span, struct hurray_error *err);
 /* Reads bytes [offset, offset + len) of buffer b of tensor entry i into dst
  * (positioned reads in both modes; from the image in memory): what a partial
  * read of a large tensor needs, with none of its other bytes read

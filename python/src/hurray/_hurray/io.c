@@ -192,8 +192,9 @@ done:
  * is; a numpy.ndarray through hurray._numpy._save_view (borrowed when contiguous, whatever
  * its address: the writer places the bytes itself; else gathered compactly), a
  * torch.Tensor through save_torch. NumPy and PyTorch are recognised only when already
- * imported (an instance cannot exist otherwise), so save imports neither. */
-static PyObject *save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
+ * imported (an instance cannot exist otherwise), so save imports neither. The one
+ * conversion of save and StreamWriter.write (pystream.c). */
+PyObject *hrpy_save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
     if (hrpy_tensor_c(st, obj, NULL) != NULL || PyObject_TypeCheck(obj, st->Composite_Type))
         return Py_NewRef(obj);
     int is = instance_of(obj, "numpy", "ndarray");
@@ -300,7 +301,7 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
         at += nl;
         who[at++] = ']';
         who[at] = 0;
-        PyObject *value = save_value(st, module, obj, who);
+        PyObject *value = hrpy_save_value(st, module, obj, who);
         if (value == NULL) return -1;
         PyList_SET_ITEM(j->values, i, value);
         if (hrpy_item_build(st, value, HRPY_ITEM_FILE, who, &j->roots[i]) < 0) return -1;
@@ -531,20 +532,63 @@ static PyObject *item_object(hrpy_state *st, struct hurray_item *item) {
  * then become objects and are freed, so they never add up over a large file. */
 #define LOAD_BATCH 1024u
 
-/* Loads entries[0..n) (GIL released while reading) into result[keys[k]]. */
+/* load's progress (file-container.md HR-FILE-17): the reader's hook, called between reads
+ * of a copy-mode load with the GIL released, takes the GIL, runs pending signal handlers
+ * (Ctrl-C: KeyboardInterrupt stops the load before its next read) and the caller's
+ * callable with the bytes of the whole load (`base` + the batch's done, `total` the sum of
+ * the loaded entries' spans); an exception from either stops the load and stays set. */
+struct load_progress {
+    PyObject *callback; /* callable(done, total) or NULL */
+    uint64_t base;      /* the spans of the batches loaded before this one */
+    uint64_t total;     /* the load's: the sum of hurray_file_entry_span */
+    uint64_t batch;     /* this batch's total, as the reader last reported it */
+    uint64_t checked;   /* base + done when signals were last checked */
+};
+
+static int load_progress_hook(void *ctx, uint64_t done, uint64_t total) {
+    struct load_progress *p = ctx;
+    p->batch = total; /* the caller's thread, GIL or not: only it touches *p meanwhile */
+    /* without a callable, the GIL is taken only to check for signals: at a batch's start
+     * and once per HURRAY_FILE_PROGRESS_CHUNK read (many small items cost no GIL each) */
+    if (p->callback == NULL && done != 0 &&
+        p->base + done - p->checked < HURRAY_FILE_PROGRESS_CHUNK)
+        return 0;
+    p->checked = p->base + done;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    if (!stop && p->callback != NULL) {
+        uint64_t at = p->base + done;
+        PyObject *r = PyObject_CallFunction(p->callback, "KK",
+                                            (unsigned long long)(at < p->total ? at : p->total),
+                                            (unsigned long long)p->total);
+        stop = r == NULL;
+        Py_XDECREF(r);
+    }
+    PyGILState_Release(g);
+    return stop;
+}
+
+/* Loads entries[0..n) (GIL released while reading) into result[keys[k]]; `prog` (NULL:
+ * none) reports a copy-mode load's progress through the reader's hook. */
 static int load_into(hrpy_state *st, struct hurray_file *f, PyObject *path,
-                     const size_t *entries, PyObject *const *keys, size_t n, PyObject *result) {
+                     const size_t *entries, PyObject *const *keys, size_t n, PyObject *result,
+                     struct load_progress *prog) {
     struct hurray_item *items[LOAD_BATCH];
     struct hurray_error err;
+    if (prog != NULL) hurray_file_set_progress(f, load_progress_hook, prog);
     for (size_t at = 0; at < n; at += LOAD_BATCH) {
         size_t m = n - at < LOAD_BATCH ? n - at : LOAD_BATCH;
         int status, rc = 0;
         hurray_error_clear(&err);
+        if (prog != NULL) prog->batch = 0;
         Py_BEGIN_ALLOW_THREADS
         status = hurray_file_load_items(f, entries + at, m, items, &err);
         Py_END_ALLOW_THREADS
+        if (prog != NULL) prog->base += prog->batch;
         if (status != HURRAY_OK) {
-            raise_file(st, status, &err, path);
+            /* an exception from the hook (KeyboardInterrupt, the callback's) is the error;
+             * the reader released every byte of the failed batch */
+            if (!PyErr_Occurred()) raise_file(st, status, &err, path);
             return -1;
         }
         for (size_t k = 0; k < m; k++) {
@@ -560,12 +604,14 @@ static int load_into(hrpy_state *st, struct hurray_file *f, PyObject *path,
 }
 
 static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
-                            PyObject *const *args, Py_ssize_t nargs);
+                            PyObject *const *args, Py_ssize_t nargs, PyObject *progress,
+                            int mmap);
 
-/* load(path, *names, mmap=False, max_descriptor_bytes=None, ...) */
+/* load(path, *names, mmap=False, progress=None, max_descriptor_bytes=None, ...) */
 static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
     static const char *const names[] = {"mmap",
+                                        "progress",
                                         "max_descriptor_bytes",
                                         "max_buffer_bytes",
                                         "max_rank",
@@ -575,8 +621,8 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                         "max_kv_bytes",
                                         "max_name_bytes",
                                         "max_file_tensors"};
-    PyObject *kw[1 + N_LOAD_LIMITS];
-    PyObject *path = NULL, *result = NULL;
+    PyObject *kw[2 + N_LOAD_LIMITS];
+    PyObject *path = NULL, *result = NULL, *progress = NULL;
     struct hurray_file *f = NULL;
     struct hurray_limits limits;
     hrpy_state *st = hrpy_state_from_module(module);
@@ -585,9 +631,9 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "load() missing required argument 'path'");
         return NULL;
     }
-    if (hrpy_bind("load", args + nargs, 0, kwnames, names, 1 + N_LOAD_LIMITS, 0, 0, kw) < 0)
+    if (hrpy_bind("load", args + nargs, 0, kwnames, names, 2 + N_LOAD_LIMITS, 0, 0, kw) < 0)
         return NULL;
-    if (hrpy_limits_from_args(kw + 1, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
+    if (hrpy_limits_from_args(kw + 2, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
     int mmap = 0;
     if (kw[0] != NULL) {
         mmap = PyObject_IsTrue(kw[0]);
@@ -599,20 +645,28 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                 Py_TYPE(args[k])->tp_name);
     path = path_arg(args[0], "load");
     if (path == NULL) return NULL;
+    PyObject *shown = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
+                                                       PyBytes_GET_SIZE(path));
+    int pst = shown == NULL ? -1 : progress_arg(kw[1], "load", shown, &progress);
+    Py_XDECREF(shown);
+    if (pst < 0) goto done;
     f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, HURRAY_FILE_PARTS_INDEX,
                   &limits);
     if (f == NULL) goto done;
-    result = load_named(st, f, path, args, nargs);
+    result = load_named(st, f, path, args, nargs, progress, mmap);
 done:
     hurray_file_destroy(f); /* loaded items keep their own bytes */
+    Py_XDECREF(progress);
     Py_XDECREF(path);
     return result;
 }
 
 /* The entries of an open file as load returns them: args[1..nargs) names or every
- * top-level entry. */
+ * top-level entry. progress (NULL: none): the caller's callable(done, total), called
+ * between the reads of a copy-mode load, once (done = total) after an mmap load. */
 static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
-                            PyObject *const *args, Py_ssize_t nargs) {
+                            PyObject *const *args, Py_ssize_t nargs, PyObject *progress,
+                            int mmap) {
     PyObject *result = NULL, **keys = NULL;
     size_t *entries = NULL, n = 0;
     /* what to load: exactly the names given (members by explicit name too, requirements
@@ -643,8 +697,30 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *pat
             if (keys[k] == NULL) goto done;
         }
     }
+    /* Ctrl-C stops a copy-mode load from a path between reads, progress or not */
+    struct load_progress prog = {progress, 0, 0, 0, 0};
+    for (size_t k = 0; progress != NULL && k < n; k++) {
+        uint64_t span = 0;
+        struct hurray_error err;
+        hurray_error_clear(&err);
+        int status = hurray_file_entry_span(f, entries[k], &span, &err);
+        if (status != HURRAY_OK) {
+            raise_file(st, status, &err, path);
+            goto done;
+        }
+        prog.total = prog.total > UINT64_MAX - span ? UINT64_MAX : prog.total + span;
+    }
     result = PyDict_New();
-    if (result != NULL && load_into(st, f, path, entries, keys, n, result) < 0) Py_CLEAR(result);
+    if (result != NULL &&
+        load_into(st, f, path, entries, keys, n, result, path != NULL && !mmap ? &prog : NULL) < 0)
+        Py_CLEAR(result);
+    if (result != NULL && progress != NULL && mmap) {
+        /* nothing was read: one report, done = total */
+        PyObject *r = PyObject_CallFunction(progress, "KK", (unsigned long long)prog.total,
+                                            (unsigned long long)prog.total);
+        if (r == NULL) Py_CLEAR(result);
+        Py_XDECREF(r);
+    }
 done:
     for (size_t k = 0; keys != NULL && k < n; k++) Py_XDECREF(keys[k]);
     PyMem_Free(keys);
@@ -691,7 +767,7 @@ static PyObject *io_load_bytes(PyObject *module, PyObject *const *args, Py_ssize
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (status != HURRAY_OK) return raise_file(st, status, &err, NULL);
-    PyObject *result = load_named(st, f, NULL, args, nargs);
+    PyObject *result = load_named(st, f, NULL, args, nargs, NULL, 0);
     hurray_file_destroy(f);
     return result;
 }
@@ -798,8 +874,8 @@ static PyMethodDef io_methods[] = {
                "the same way; each returned item holds its own copy of its bytes. A corrupt\n"
                "container raises FileError.")},
     {"load", (PyCFunction)(void (*)(void))io_load, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("load($module, path, /, *names, mmap=False, max_descriptor_bytes=None,\n"
-               "     max_buffer_bytes=None,\n"
+     PyDoc_STR("load($module, path, /, *names, mmap=False, progress=None,\n"
+               "     max_descriptor_bytes=None, max_buffer_bytes=None,\n"
                "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
                "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
                "     max_file_tensors=None)\n--\n\n"
@@ -810,8 +886,14 @@ static PyMethodDef io_methods[] = {
                "returned item holds its own bytes and nothing else. mmap=True maps them\n"
                "copy-on-write instead of copying: writable, and a write never reaches the\n"
                "file. Limits default to the format's defaults (max_file_tensors bounds the\n"
-               "index's entries). FileError for a missing, unreadable, corrupt or truncated\n"
-               "file, or one that is not a regular file (errno set when the system gave one).")},
+               "index's entries). progress: a callable(done_bytes, total_bytes) or True for\n"
+               "a bar on stderr; total is the bytes of the entries loaded. A copy load calls\n"
+               "it before the first read, between reads of at most 16 MiB and at the end\n"
+               "(done == total); an mmap load reads nothing and calls it once, with done ==\n"
+               "total. Ctrl-C (or an exception from progress) stops a copy load between\n"
+               "reads: the exception propagates and nothing of the load is kept. FileError\n"
+               "for a missing, unreadable, corrupt or truncated file, or one that is not a\n"
+               "regular file (errno set when the system gave one).")},
     {"load_kv", (PyCFunction)(void (*)(void))io_load_kv, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("load_kv($module, /, path, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
                "        max_rank=None, max_composite_depth=None, max_composite_members=None,\n"

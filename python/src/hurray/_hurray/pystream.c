@@ -673,8 +673,15 @@ static PyObject *writer_write(PyObject *op, PyTypeObject *defining_class, PyObje
         ann.metadata = kv.entries;
         ann.metadata_count = kv.count;
     }
+    /* a numpy.ndarray / torch.Tensor is ingested exactly as save ingests it (io.c); the
+     * converted value stays alive until the write is done */
+    PyObject *module = PyType_GetModule(defining_class);
+    PyObject *value = module == NULL ? NULL
+                                     : hrpy_save_value(st, module, a[0], "StreamWriter.write: item");
     struct hurray_item *tree = NULL;
-    if (hrpy_item_build(st, a[0], HRPY_ITEM_STREAM, "StreamWriter.write", &tree) < 0) {
+    if (value == NULL ||
+        hrpy_item_build(st, value, HRPY_ITEM_STREAM, "StreamWriter.write", &tree) < 0) {
+        Py_XDECREF(value);
         hrpy_kv_build_release(&kv);
         return NULL;
     }
@@ -683,6 +690,7 @@ static PyObject *writer_write(PyObject *op, PyTypeObject *defining_class, PyObje
     int status;
     if (lock_acquire(self->lock, &self->owner) < 0) {
         hrpy_item_release(tree);
+        Py_DECREF(value);
         hrpy_kv_build_release(&kv);
         return NULL;
     }
@@ -690,6 +698,7 @@ static PyObject *writer_write(PyObject *op, PyTypeObject *defining_class, PyObje
                  hurray_stream_writer_write_annotated(self->w, tree, &ann, &err));
     lock_release(self->lock, &self->owner);
     hrpy_item_release(tree);
+    Py_DECREF(value);
     hrpy_kv_build_release(&kv);
     /* after finish: ARGUMENT, which the stream context maps to StreamError */
     if (status != HURRAY_OK) return raise_stream(st, &self->g, status, &err);
@@ -787,8 +796,11 @@ static PyMethodDef writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))writer_write,
      METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("write($self, /, item, name=None, metadata=None)\n--\n\n"
-               "Emits a hurray.Tensor (every buffer, in descriptor order) or a\n"
-               "hurray.Composite (head, then its members) before returning; with a name\n"
+               "Emits a hurray.Tensor (every buffer, in descriptor order), a\n"
+               "hurray.Composite (head, then its members), or a numpy.ndarray /\n"
+               "torch.Tensor ingested as save ingests it (a non-contiguous one as a\n"
+               "compact copy of its elements; anything else: TypeError naming its type)\n"
+               "before returning; with a name\n"
                "(a non-empty str without NUL) and/or metadata (a dict of str to bool, int,\n"
                "float, str, bytes, list), an annotation frame first (stream.md\n"
                "HR-STREAM-17), which read_item()/items() give back. A bad name or map:\n"

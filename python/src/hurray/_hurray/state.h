@@ -421,6 +421,10 @@ int hrpy_io_init(PyObject *module, hrpy_state *st);
  * ("max_buffer_bytes", ...), vals[i] NULL or None for the default. Clamped. */
 int hrpy_limits_from_args(PyObject *const *vals, const char *const *names, Py_ssize_t n,
                           struct hurray_limits *out);
+/* What save stores for one value (new reference): a Tensor / Composite as it is, a
+ * numpy.ndarray or torch.Tensor ingested under the copy rules (stored compactly); TypeError
+ * naming `who` and the value's full type otherwise. save and StreamWriter.write share it. */
+PyObject *hrpy_save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who);
 /* path: str, bytes or os.PathLike -> new bytes (TypeError naming `who`). */
 PyObject *hrpy_io_path_arg(PyObject *obj, const char *who);
 /* hurray_file_create_path with the GIL released; raises (file context) on failure. */
