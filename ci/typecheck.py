@@ -9,8 +9,8 @@
    PyTorch, JAX, SciPy) from the interpreter running this script;
 3. pyright (standard mode) over the same stubs and pages.
 
-Configuration for the partners, not for hurray: SciPy ships no type information
-(ignore_missing_imports), and PyTorch re-exports `torch.from_dlpack` without listing it
+Configuration for the partners, not for hurray: SciPy and tqdm (the optional progress bar)
+ship no type information (ignore_missing_imports), and PyTorch re-exports `torch.from_dlpack` without listing it
 (implicit_reexport for torch only). Everything about hurray is checked strictly.
 
     typecheck.py [--keep DIR]   exit 1 if any checker reports an error
@@ -38,8 +38,13 @@ cache_dir = {cache}
 python_executable = {python}
 # type: ignore comments the examples carry must still be needed
 warn_unused_ignores = True
+# safetensors' Python layer (hurray.convert calls it) declares no types for deserialize
+untyped_calls_exclude = safetensors
 
 [mypy-scipy.*]
+ignore_missing_imports = True
+
+[mypy-tqdm.*]
 ignore_missing_imports = True
 
 [mypy-torch]

@@ -111,6 +111,12 @@ def test_REQ_FRAMEWORK_TIED_reserved_metadata_and_bad_alias(tmp_path):
                  "hurray.torch.alias_targets": ["nope"]})
     with pytest.raises(hurray.FileError, match="nope"):
         ht.load_model(TiedLM(), p)
+    # alias lists that are not lists of str: a FileError naming the keys, not a TypeError
+    for names, targets in ((b"head.weight", ["embed.weight"]), (["head.weight"], [3])):
+        hurray.save(p, {"embed.weight": torch.zeros(50, 16)},
+                    {"hurray.torch.alias_names": names, "hurray.torch.alias_targets": targets})
+        with pytest.raises(hurray.FileError, match="lists of str"):
+            ht.load_model(TiedLM(), p)
 
 
 def test_REQ_FRAMEWORK_TORCH_overlapping_views_stored_separately(tmp_path):

@@ -25,7 +25,8 @@ PAGES = sorted(GUIDE.glob("*.md"))
 def test_REQ_DOCS_GUIDE_RUNS_the_guide_has_the_promised_pages():
     names = {p.name for p in PAGES}
     for page in ("README.md", "install.md", "tensors.md", "save-load.md", "streams.md",
-                 "interop.md", "sparse.md", "quantized.md", "composite.md"):
+                 "interop.md", "sparse.md", "quantized.md", "composite.md", "frameworks.md",
+                 "cli.md"):
         assert page in names, page
     # every page but the index is linked from the index
     index = (GUIDE / "README.md").read_text(encoding="utf-8")

@@ -5,7 +5,11 @@ Every public function, method and constructor of the extension carries a
 C docstring), so ``inspect.signature`` and ``help()`` work. This walks every public callable
 the package exports and compares its run-time signature with the one ``_hurray.pyi``
 declares: the same parameter names, in the same order, of the same kinds, with a default
-exactly where the stub has one. The stubs' dtype list (``dtype.pyi``) is the run-time table's.
+exactly where the stub has one. The few public functions written in Python (``hurray.open``,
+``aligned_allocator``) are typed inline: their ``def`` in ``__init__.py`` is their stub, every
+parameter and the return annotated. Classes the API returns without exporting them
+(``hurray.open``'s File and FileSlice, the memory owners) are walked like the exported ones.
+The stubs' dtype list (``dtype.pyi``) is the run-time table's.
 mypy --strict and pyright over the stubs and the guide: ci/typecheck.py (make typecheck)."""
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import hurray
+from hurray import _hurray
 
 PKG = Path(hurray.__file__).resolve().parent
 SRC = Path(__file__).resolve().parents[1] / "src" / "hurray"
@@ -74,6 +79,16 @@ def _stub_index() -> tuple[dict[str, ast.FunctionDef], dict[str, ast.ClassDef]]:
 FUNCS, CLASSES = _stub_index()
 
 
+def _init_functions() -> dict[str, ast.FunctionDef]:
+    """The public functions __init__.py defines in Python (typed inline, no stub entry)."""
+    tree = _stub_tree(SRC / "__init__.py")
+    return {n.name: n for n in tree.body
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+
+
+INIT_FUNCS = _init_functions()
+
+
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
     out = {}
     for node in cls.body:
@@ -92,6 +107,20 @@ def _public_functions() -> list[str]:
 def _public_classes() -> list[str]:
     return sorted(n for n in hurray.__all__ if isinstance(getattr(hurray, n), type)
                   and not issubclass(getattr(hurray, n), BaseException))
+
+
+def _returned_classes() -> list[str]:
+    """Classes of the extension the stubs declare that hurray does not export: values the
+    API returns (hurray.open's handle, its slices, stream items). Walked like exported ones."""
+    exported = set(_public_classes())
+    return sorted(n for n in CLASSES if not n.startswith("_") and n not in exported
+                  and isinstance(getattr(_hurray, n, None), type)
+                  and not issubclass(getattr(_hurray, n), BaseException))
+
+
+def _class(name: str) -> type:
+    cls = getattr(hurray, name, None)
+    return cls if isinstance(cls, type) else getattr(_hurray, name)
 
 
 def _c_methods(cls: type) -> list[str]:
@@ -113,14 +142,25 @@ def test_REQ_DOCS_SIGNATURES_the_walk_covers_the_surface():
     assert {"buffer", "__dlpack__", "to_torch", "__hurray__"} <= set(
         _c_methods(hurray.Tensor))
     assert "from_name" in _c_methods(hurray.Dtype)
+    assert {"open", "aligned_allocator"} <= set(INIT_FUNCS) & set(funcs)
+    assert {"File", "FileSlice"} <= set(_returned_classes())
+    assert {"keys", "get_tensor", "get_slice", "close", "__exit__"} <= set(
+        _c_methods(_hurray.File))
 
 
 @pytest.mark.parametrize("name", _public_functions())
 def test_REQ_DOCS_SIGNATURES_function(name: str):
     fn = getattr(hurray, name)
     sig = inspect.signature(fn)  # ValueError when there is no __text_signature__
-    if name == "aligned_allocator":  # the one Python function: __init__.py, no stub entry
-        assert list(sig.parameters) == []
+    if inspect.isfunction(fn):  # written in Python in __init__.py: typed inline
+        assert name in INIT_FUNCS and name not in FUNCS, name
+        node = INIT_FUNCS[name]
+        assert _runtime_params(sig) == _stub_params(node, drop_first=False), name
+        a = node.args
+        params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p]
+        unannotated = [p.arg for p in params if p.annotation is None]
+        assert unannotated == [] and node.returns is not None, f"{name}: not fully annotated"
+        assert (fn.__doc__ or "").strip(), name
         return
     assert name in FUNCS, f"{name} is exported but _hurray.pyi does not declare it"
     assert _runtime_params(sig) == _stub_params(FUNCS[name], drop_first=False), name
@@ -129,9 +169,9 @@ def test_REQ_DOCS_SIGNATURES_function(name: str):
     assert f"{name}{sig}" in text and "\n--\n" not in text
 
 
-@pytest.mark.parametrize("name", _public_classes())
+@pytest.mark.parametrize("name", _public_classes() + _returned_classes())
 def test_REQ_DOCS_SIGNATURES_constructor_and_methods(name: str):
-    cls = getattr(hurray, name)
+    cls = _class(name)
     stub = CLASSES[name]
     methods = _methods(stub)
     ctor = methods.get("__new__") or methods.get("__init__")
@@ -206,7 +246,7 @@ def test_REQ_DOCS_STUBS_installed_stubs_are_the_repository_s():
 def test_REQ_DOCS_STUBS_every_export_is_declared():
     # Every public name hurray exports is declared in the stubs (or __init__.py itself).
     tree = _stub_tree(STUB)
-    declared = set(FUNCS) | set(CLASSES)
+    declared = set(FUNCS) | set(CLASSES) | set(INIT_FUNCS)
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             declared.add(node.target.id)
@@ -214,5 +254,5 @@ def test_REQ_DOCS_STUBS_every_export_is_declared():
             declared |= {a.asname or a.name for a in node.names}
     dtypes = set(hurray.dtype.__all__)
     missing = [n for n in hurray.__all__
-               if n not in declared and n not in dtypes and n != "aligned_allocator"]
+               if n not in declared and n not in dtypes]
     assert missing == []

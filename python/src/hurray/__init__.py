@@ -4,11 +4,16 @@ The object model lives in the C extension ``hurray._hurray`` (over libhurray,
 the C reference implementation); this module only re-exports it. Importing
 hurray imports neither NumPy nor PyTorch nor SciPy.
 """
+from __future__ import annotations
+
+import builtins as _builtins
 import contextlib as _contextlib
 import importlib as _importlib
 import sys as _sys
+from collections.abc import Callable as _Callable
 from collections.abc import Iterator as _Iterator
 from types import ModuleType as _ModuleType
+from typing import Any as _Any
 
 from . import _hurray
 from ._hurray import (
@@ -82,13 +87,13 @@ from ._hurray import (
 # FileError subclasses by system error: each is also the built-in of its name, so
 # `except FileNotFoundError` and `except hurray.FileError` both catch a missing file. Not
 # in __all__: a star import must not shadow the built-ins.
-from ._hurray import (  # noqa: E402
-    FileExistsError,
-    FileNotFoundError,
-    InterruptedError,
-    IsADirectoryError,
-    NotADirectoryError,
-    PermissionError,
+from ._hurray import (  # noqa: E402  (`X as X`: re-exported for type checkers, not starred)
+    FileExistsError as FileExistsError,
+    FileNotFoundError as FileNotFoundError,
+    InterruptedError as InterruptedError,
+    IsADirectoryError as IsADirectoryError,
+    NotADirectoryError as NotADirectoryError,
+    PermissionError as PermissionError,
 )
 
 # `import hurray.dtype` / `from hurray.dtype import int4` reach the namespace
@@ -142,7 +147,7 @@ def aligned_allocator() -> _Iterator[None]:
         bridge._aligned_handler_restore(previous)
 
 
-def _framework_converter(framework):
+def _framework_converter(framework: object) -> _Callable[[Tensor], _Any] | None:
     """The callable hurray.open applies to each tensor it returns, for `framework`."""
     if framework is None:
         return None
@@ -165,7 +170,13 @@ def _framework_converter(framework):
     )
 
 
-def open(path, *, framework=None, mmap=True, **limits):  # noqa: A001 (the safetensors name)
+def open(  # noqa: A001 (the safetensors name)
+    path: _hurray._Path,
+    *,
+    framework: str | None = None,
+    mmap: _builtins.bool = True,  # `bool` is hurray.bool, the element type, in here
+    **limits: int | None,
+) -> _hurray.File:
     """Open a hurray file for lazy access: ``with hurray.open(path) as f: f.get_tensor("w")``.
 
     Validates the header, the whole index, every gap and the KV section (what every

@@ -793,6 +793,15 @@ def _open(
     max_file_tensors: int | None = None,
 ) -> File: ...
 
+def _kv_decode(
+    data: _BufferLike,
+    *,
+    max_kv_entries: int | None = None,
+    max_kv_bytes: int | None = None,
+    max_name_bytes: int | None = None,
+    max_composite_depth: int | None = None,
+) -> dict[str, _KvValue]: ...
+
 class _HasFileno(Protocol):
     def fileno(self) -> int: ...
 

@@ -10,6 +10,8 @@ Exit status: 0 success; 1 the input is invalid (verify), or cannot be converted 
 metadata entry the target cannot express, named in the message); 2 a usage error, a missing
 or unreadable file, a missing package.
 """
+from __future__ import annotations
+
 import argparse
 import base64
 import json
@@ -17,6 +19,8 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TextIO
 
 import hurray
 
@@ -26,7 +30,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 class Progress:
     """A progress bar on stderr: when stderr is a terminal, or when asked (--progress)."""
 
-    def __init__(self, stream=None, enabled=None):
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
             enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -35,11 +39,11 @@ class Progress:
         self.label = ""
         self.last = -1
 
-    def start(self, total, label):
+    def start(self, total: int, label: str) -> None:
         self.total, self.done_n, self.label, self.last = max(int(total), 0), 0, label, -1
         self.update(0)
 
-    def update(self, n, name=""):
+    def update(self, n: int, name: str = "") -> None:
         if not self.enabled:
             return
         self.done_n += int(n)
@@ -54,7 +58,7 @@ class Progress:
                           f"{name:<30}")
         self.stream.flush()
 
-    def done(self):
+    def done(self) -> None:
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()
@@ -62,27 +66,28 @@ class Progress:
 
 # ---- describing tensors ------------------------------------------------------------------------
 
-def _shape(shape):
+def _shape(shape: Iterable[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def _quant(q):
+def _quant(q: hurray.Quantization | None) -> str | None:
     if q is None:
         return None
     return repr(q).replace("hurray.", "")
 
 
-def _nbytes(t):
+def _nbytes(t: hurray.Tensor | hurray.Composite) -> int:
     if isinstance(t, hurray.Composite):
         return sum(_nbytes(m) for m in t.members)
     return sum(h.size for h in t.buffer_handles)
 
 
-def describe(name, t):
+def describe(name: str, t: hurray.Tensor | hurray.Composite) -> dict[str, Any]:
     """A JSON-able description of a tensor or composite (members nested)."""
-    d = {"name": name, "kind": "composite" if isinstance(t, hurray.Composite) else "tensor",
-         "dtype": t.dtype.name, "shape": list(t.shape), "layout": t.layout.name,
-         "quantization": None, "nbytes": _nbytes(t), "device": t.device.kind}
+    d: dict[str, Any] = {
+        "name": name, "kind": "composite" if isinstance(t, hurray.Composite) else "tensor",
+        "dtype": t.dtype.name, "shape": list(t.shape), "layout": t.layout.name,
+        "quantization": None, "nbytes": _nbytes(t), "device": t.device.kind}
     if isinstance(t, hurray.Composite):
         d["rule"] = t.composition_rule
         d["members"] = [describe(f"{name}.{i}", m) for i, m in enumerate(t.members)]
@@ -92,7 +97,7 @@ def describe(name, t):
     return d
 
 
-def _json_value(v):
+def _json_value(v: object) -> object:
     """KV values as JSON: bytes as {"bytes": base64}, floats that JSON lacks as strings."""
     if isinstance(v, bytes):
         return {"bytes": base64.b64encode(v).decode("ascii")}
@@ -103,7 +108,7 @@ def _json_value(v):
     return v
 
 
-def _value_text(v, limit=60):
+def _value_text(v: object, limit: int = 60) -> str:
     if isinstance(v, list):
         text = "[" + ", ".join(_value_text(x, 20) for x in v[:8]) + (", …" if len(v) > 8 else "") \
                + "]" + (f" ({len(v)} items)" if len(v) > 8 else "")
@@ -114,23 +119,24 @@ def _value_text(v, limit=60):
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _type_text(v):
+def _type_text(v: object) -> str:
     return {bool: "bool", int: "int", float: "float", str: "str", bytes: "bytes",
             list: "list"}.get(type(v), type(v).__name__)
 
 
-def _human(n):
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
+    raise AssertionError("unreachable: TiB returns")
 
 
-def _table(rows, out):
+def _table(rows: Sequence[Mapping[str, Any]], out: TextIO) -> None:
     cols = ["NAME", "DTYPE", "SHAPE", "LAYOUT", "QUANTIZATION", "BYTES"]
     cells = [cols]
 
-    def add(d, indent):
+    def add(d: Mapping[str, Any], indent: int) -> None:
         cells.append([" " * indent + d["name"], d["dtype"], _shape(d["shape"]),
                       d["layout"] + (f" ({d['rule']})" if d.get("rule") else ""),
                       d["quantization"] or "-", str(d["nbytes"])])
@@ -145,7 +151,7 @@ def _table(rows, out):
                             for i, (c, w) in enumerate(zip(r, widths))).rstrip() + "\n")
 
 
-def _metadata_lines(md, out, indent=""):
+def _metadata_lines(md: Mapping[str, object], out: TextIO, indent: str = "") -> None:
     if not md:
         out.write(f"{indent}(no metadata)\n")
         return
@@ -156,7 +162,7 @@ def _metadata_lines(md, out, indent=""):
 
 # ---- commands ------------------------------------------------------------------------------------
 
-def _kind_of(path):
+def _kind_of(path: str) -> str | None:
     """'hurray', 'hurray-stream' or None, from the magic; a missing or unreadable path raises
     its OSError (exit status 2)."""
     with open(path, "rb") as f:
@@ -168,7 +174,7 @@ def _kind_of(path):
     return None
 
 
-def cmd_inspect(args, out):
+def cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     path = args.path
     kind = _kind_of(path)
     size = os.path.getsize(path)
@@ -189,7 +195,7 @@ def cmd_inspect(args, out):
         _metadata_lines(md, out, "  ")
         return EXIT_OK
     if kind == "hurray-stream":
-        items = []
+        items: list[dict[str, Any]] = []
         with open(path, "rb") as f, hurray.StreamReader(f) as r:
             for i, it in enumerate(r.items()):
                 d = describe(it.name if it.name is not None else f"#{i}", it.value)
@@ -217,7 +223,8 @@ def cmd_inspect(args, out):
                  "reads the other formats)")
 
 
-def _index_checks(name, t, problems):
+def _index_checks(name: str, t: hurray.Tensor | hurray.Composite,
+                  problems: list[dict[str, Any]]) -> str | None:
     """The on-demand index checks (status INDEX): block_paged through the layout's
     validate_index_buffers, coo/csr/csc through the SciPy export, which runs libhurray's
     sparse check first."""
@@ -225,10 +232,11 @@ def _index_checks(name, t, problems):
         for i, m in enumerate(t.members):
             _index_checks(f"{name}.{i}", m, problems)
         return None
-    lay = t.layout.name
+    layout = t.layout
+    lay = layout.name
     try:
-        if lay == "block_paged":
-            t.layout.validate_index_buffers(t.buffer(1), t.buffer(2))
+        if isinstance(layout, hurray.BlockPagedLayout):
+            layout.validate_index_buffers(t.buffer(1), t.buffer(2))
             return "index buffers"
         if lay in ("coo", "csr", "csc"):
             try:
@@ -242,7 +250,7 @@ def _index_checks(name, t, problems):
     return None
 
 
-def _problem(e, tensor=None):
+def _problem(e: hurray.HurrayError, tensor: str | None = None) -> dict[str, Any]:
     """A failure as verify reports it: the tensor (when known), the status, the field and
     offset the library named, its message."""
     return {"tensor": tensor, "error": type(e).__name__, "code": e.code,
@@ -250,13 +258,15 @@ def _problem(e, tensor=None):
             "message": str(e)}
 
 
-def cmd_verify(args, out):
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """Opens the file or stream with every check libhurray has: the container (header,
     index, gaps, KV section), every descriptor's three validation tiers, and the index
     contents of block-paged and sparse tensors."""
     path = args.path
     kind = _kind_of(path)
-    problems, notes, count = [], [], 0
+    problems: list[dict[str, Any]] = []
+    notes: list[str] = []
+    count = 0
     try:
         if kind == "hurray":
             tensors = hurray.load(path, mmap=True)
@@ -300,7 +310,7 @@ def cmd_verify(args, out):
     return EXIT_OK if ok else EXIT_INVALID
 
 
-def cmd_convert(args, out):
+def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     from . import convert as cv
     dst_fmt = cv.guess_format(args.output, args.to_format)
     src_fmt = cv.guess_format(args.input, args.from_format, must_exist=True)
@@ -329,7 +339,7 @@ class _Usage(Exception):
     pass
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hurray", description="Inspect, verify and convert Hurray tensor files.",
         epilog="Exit status: 0 success, 1 invalid input or not convertible, 2 usage or I/O "
@@ -367,13 +377,14 @@ def build_parser():
     return p
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = sys.stdout
     from .convert import ConversionError, FormatError
     try:
-        return args.func(args, out)
+        status: int = args.func(args, out)
+        return status
     except (_Usage, FormatError) as e:
         sys.stderr.write(f"hurray {args.command}: {e}\n")
         return EXIT_USAGE

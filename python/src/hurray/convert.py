@@ -27,12 +27,21 @@ scheme). The GGUF block bytes are rebuilt exactly when written back. Every other
 type is refused by name, except ``MXFP4`` (blocks of 32 E2M1 codes and one E8M0 scale), which
 is the ``mx`` scheme with ``float4_e2m1fn`` elements (HR-QUANT-14).
 """
+from __future__ import annotations
+
 import json
 import math
 import os
 import sys
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import hurray
+
+if TYPE_CHECKING:
+    _Item = hurray.Tensor | hurray.Composite
+    _StrPath = str | os.PathLike[str]
 
 FORMATS = ("hurray", "hurray-stream", "safetensors", "npy", "npz", "torch", "gguf")
 
@@ -55,35 +64,44 @@ class FormatError(ConversionError):
     """The format of a path cannot be told, or is not one of FORMATS (a usage error)."""
 
 
+class Progress(Protocol):
+    """What read/write report progress to (hurray.cli.Progress is one)."""
+
+    def start(self, total: int, label: str) -> None: ...
+    def update(self, n: int, name: str = "") -> None: ...
+    def done(self) -> None: ...
+
+
 class Bundle:
     """Named tensors in order, and one metadata map."""
 
-    def __init__(self, tensors=None, metadata=None):
-        self.tensors = list(tensors or [])  # [(name, hurray.Tensor | hurray.Composite)]
-        self.metadata = dict(metadata or {})
+    def __init__(self, tensors: Iterable[tuple[str, _Item]] | None = None,
+                 metadata: Mapping[str, Any] | None = None) -> None:
+        self.tensors: list[tuple[str, _Item]] = list(tensors or [])
+        self.metadata: dict[str, Any] = dict(metadata or {})
 
-    def names(self):
+    def names(self) -> list[str]:
         return [n for n, _ in self.tensors]
 
 
 class _NoProgress:
-    def start(self, total, label):
+    def start(self, total: int, label: str) -> None:
         pass
 
-    def update(self, n, name=""):
+    def update(self, n: int, name: str = "") -> None:
         pass
 
-    def done(self):
+    def done(self) -> None:
         pass
 
 
-def _progress(p):
+def _progress(p: Progress | None) -> Progress:
     return p if p is not None else _NoProgress()
 
 
 # ---- format detection --------------------------------------------------------------------------
 
-def sniff(path):
+def sniff(path: _StrPath) -> str | None:
     """The format of an existing file from its first bytes, or None."""
     try:
         with open(path, "rb") as f:
@@ -103,7 +121,7 @@ def sniff(path):
     return None
 
 
-def guess_format(path, given=None, must_exist=False):
+def guess_format(path: _StrPath, given: str | None = None, must_exist: bool = False) -> str:
     """--from/--to if given; else the extension; else (an existing input) its magic."""
     if given:
         if given not in FORMATS:
@@ -122,7 +140,7 @@ def guess_format(path, given=None, must_exist=False):
 
 # ---- tensors as bytes ----------------------------------------------------------------------------
 
-def _need_numpy():
+def _need_numpy() -> ModuleType:
     try:
         import numpy
     except ImportError as e:  # pragma: no cover - NumPy is there wherever the tests run
@@ -130,7 +148,15 @@ def _need_numpy():
     return numpy
 
 
-def dense_bytes(name, t):
+def _extents(name: str, t: _Item) -> tuple[int, ...]:
+    """The shape of a tensor with no dynamic extent; a dynamic one is refused."""
+    shape = tuple(d for d in t.shape if d is not None)
+    if len(shape) != len(t.shape):
+        raise ConversionError(f"tensor {name!r} has a dynamic extent")
+    return shape
+
+
+def dense_bytes(name: str, t: _Item) -> memoryview:
     """The row-major element bytes of a dense, unquantized CPU tensor (a memoryview over its
     buffer when it is row-major already)."""
     if isinstance(t, hurray.Composite):
@@ -141,10 +167,9 @@ def dense_bytes(name, t):
                               "the target cannot express it")
     if t.device.kind != "cpu":
         raise ConversionError(f"tensor {name!r} is declared in {t.device.kind} memory")
-    if any(d is None for d in t.shape):
-        raise ConversionError(f"tensor {name!r} has a dynamic extent")
+    shape = _extents(name, t)
     if t.layout.name == "row_major":
-        n = hurray.buffer_size_bytes(t.dtype, math.prod(t.shape))
+        n = hurray.buffer_size_bytes(t.dtype, math.prod(shape))
         mv = t.buffer(0)
         return mv[t.byte_offset:t.byte_offset + n]
     np = _need_numpy()
@@ -156,13 +181,13 @@ def dense_bytes(name, t):
     return memoryview(arr).cast("B")
 
 
-def _quant_text(q):
+def _quant_text(q: hurray.Quantization | None) -> str:
     return repr(q).replace("hurray.", "")
 
 
 # ---- metadata ------------------------------------------------------------------------------------
 
-def _kv_ok(key, v, where):
+def _kv_ok(key: str, v: object, where: str) -> Any:
     """A metadata value hurray's KV map can hold (kv.md § Value types), else ConversionError."""
     if isinstance(v, (bool, str, bytes, float)):
         return v
@@ -178,18 +203,18 @@ def _kv_ok(key, v, where):
 
 # ==== readers =====================================================================================
 
-def read(path, fmt=None, progress=None):
+def read(path: _StrPath, fmt: str | None = None, progress: Progress | None = None) -> Bundle:
     fmt = guess_format(path, fmt, must_exist=True)
     return _READERS[fmt](path, _progress(progress))
 
 
-def _read_hurray(path, progress):
+def _read_hurray(path: _StrPath, progress: Progress) -> Bundle:
     tensors = hurray.load(path, mmap=True)
     md = hurray.load_kv(path)
     return Bundle(tensors.items(), md)
 
 
-def _read_stream(path, progress):
+def _read_stream(path: _StrPath, progress: Progress) -> Bundle:
     """A stream's items: the item's name, else item<i>; per-item metadata is kept under
     '<name>.<key>' (a Hurray file has one metadata map)."""
     b = Bundle()
@@ -212,11 +237,11 @@ ST_NUMPY = {"BOOL", "U8", "I8", "I16", "U16", "I32", "U32", "I64", "U64", "F16",
 ST_WRITE = set(ST_CODES.values()) | {"float8_e4m3fnuz", "float8_e5m2fnuz"}
 
 
-def _read_safetensors(path, progress):
+def _read_safetensors(path: _StrPath, progress: Progress) -> Bundle:
     import safetensors
     np = _need_numpy()
     b = Bundle()
-    raw = None
+    raw: dict[str, Any] | None = None
     with safetensors.safe_open(os.fspath(path), framework="numpy") as f:
         b.metadata = dict(f.metadata() or {})
         keys = list(f.keys())
@@ -242,14 +267,14 @@ def _read_safetensors(path, progress):
     return b
 
 
-def _read_npy(path, progress):
+def _read_npy(path: _StrPath, progress: Progress) -> Bundle:
     np = _need_numpy()
     arr = np.load(path, allow_pickle=False)
     name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     return Bundle([(name, _from_numpy(name, arr))])
 
 
-def _read_npz(path, progress):
+def _read_npz(path: _StrPath, progress: Progress) -> Bundle:
     np = _need_numpy()
     b = Bundle()
     with np.load(path, allow_pickle=False) as z:
@@ -261,7 +286,7 @@ def _read_npz(path, progress):
     return b
 
 
-def _from_numpy(name, arr):
+def _from_numpy(name: str, arr: Any) -> hurray.Tensor:
     np = _need_numpy()
     if arr.dtype.hasobject or arr.dtype.kind in "USVOMm":
         raise ConversionError(f"array {name!r} has dtype {arr.dtype}, which has no Hurray "
@@ -273,14 +298,14 @@ def _from_numpy(name, arr):
         raise ConversionError(f"array {name!r}: {e}") from e
 
 
-def _read_torch(path, progress):
+def _read_torch(path: _StrPath, progress: Progress) -> Bundle:
     """A checkpoint (torch.load(weights_only=True)): tensors at any depth of nested dicts
     become '<outer>.<inner>' names; other leaves (epoch numbers, strings) become metadata."""
     import torch
     obj = torch.load(path, map_location="cpu", weights_only=True)
     b = Bundle()
 
-    def walk(prefix, v):
+    def walk(prefix: str, v: object) -> None:
         if isinstance(v, torch.Tensor):
             if v.is_sparse or v.layout != torch.strided:
                 raise ConversionError(f"tensor {prefix!r} has layout {v.layout}; only dense "
@@ -309,16 +334,16 @@ def _read_torch(path, progress):
 QK = 32  # the block length of Q8_0 and Q4_0
 
 
-def _gguf_type_text(types):
+def _gguf_type_text(types: Iterable[Any]) -> str:
     return "/".join(t.name for t in types)
 
 
-def _read_gguf(path, progress):
+def _read_gguf(path: _StrPath, progress: Progress) -> Bundle:
     import gguf
     np = _need_numpy()
     r = gguf.GGUFReader(os.fspath(path))
     b = Bundle()
-    types = []
+    types: list[list[str]] = []
     for key, field in r.fields.items():
         if key.startswith("GGUF."):  # the header's own counts, not metadata
             continue
@@ -354,7 +379,7 @@ def _read_gguf(path, progress):
     return b
 
 
-def _gguf_block_to_hurray(name, q8, raw, shape):
+def _gguf_block_to_hurray(name: str, q8: bool, raw: Any, shape: tuple[int, ...]) -> hurray.Tensor:
     """Q8_0 -> int8 codes; Q4_0 -> int4 codes q - 8 (packed, element 0 in the low nibble,
     memory-layout.md § Sub-byte packing); the blocks' float16 scales in block order, which is
     block_affine's scale array along the last axis (quantization.md HR-QUANT-12)."""
@@ -378,27 +403,27 @@ def _gguf_block_to_hurray(name, q8, raw, shape):
                          quantization=hurray.BlockAffine(len(shape) - 1, QK, hurray.float16))
 
 
-def _nibbles_to_sequential(qs):
+def _nibbles_to_sequential(qs: Any) -> Any:
     """GGUF's 4-bit block order (element j in the low nibble of byte j, element j + 16 in its
     high nibble) -> one code per element, in element order."""
     np = _need_numpy()
     return np.concatenate([qs & 0x0F, qs >> 4], axis=1)
 
 
-def _pack_sequential(c):
+def _pack_sequential(c: Any) -> Any:
     """Codes (uint8 < 16, in element order, an even count per row) -> packed nibbles, element 0
     in the low nibble (memory-layout.md § Sub-byte packing)."""
     return (c[..., 0::2] | (c[..., 1::2] << 4)).astype("uint8")
 
 
-def _unpack_sequential(packed, n):
+def _unpack_sequential(packed: Any, n: int) -> Any:
     np = _need_numpy()
     c = np.empty(n, dtype=np.uint8)
     c[0::2], c[1::2] = packed & 0x0F, packed >> 4
     return c
 
 
-def _gguf_mxfp4_to_hurray(name, raw, shape):
+def _gguf_mxfp4_to_hurray(name: str, raw: Any, shape: tuple[int, ...]) -> hurray.Tensor:
     """MXFP4 (blocks of 32: one E8M0 byte e, 16 bytes of E2M1 codes in GGUF's nibble order;
     value = E2M1(q) * 2^(e - 127)) -> float4_e2m1fn codes with the mx scheme
     (quantization.md HR-QUANT-14): the same codes in element order, the e bytes as the
@@ -416,16 +441,17 @@ def _gguf_mxfp4_to_hurray(name, raw, shape):
                          quantization=hurray.MX(len(shape) - 1, QK))
 
 
-def _hurray_block_to_gguf(name, t):
+def _hurray_block_to_gguf(name: str, t: hurray.Tensor) -> tuple[Any, Any] | None:
     """The inverse of _gguf_block_to_hurray: (GGML type, uint8 block bytes shaped by row),
     or None when `t` is not a Q8_0/Q4_0-shaped block_affine tensor."""
     import gguf
     np = _need_numpy()
     q = t.quantization
+    shape = _extents(name, t)
     if (isinstance(q, hurray.MX) and q.block_size == QK and q.axis == t.ndim - 1
             and t.dtype == hurray.float4_e2m1fn and t.layout.name == "row_major"
-            and t.byte_offset == 0 and t.shape and t.shape[-1] % QK == 0):
-        n = math.prod(t.shape)
+            and t.byte_offset == 0 and shape and shape[-1] % QK == 0):
+        n = math.prod(shape)
         e = np.frombuffer(t.buffer(1), dtype=np.uint8, count=n // QK).reshape(-1, 1)
         if (e == 0xFF).any():
             raise ConversionError(f"tensor {name!r}: an mx block scale 0xFF (NaN), which GGUF's "
@@ -434,14 +460,14 @@ def _hurray_block_to_gguf(name, t):
         c = c.reshape(-1, QK)
         qs = c[:, :QK // 2] | (c[:, QK // 2:] << 4)
         blocks = np.concatenate([e, qs], axis=1)
-        rows = tuple(t.shape[:-1]) + (t.shape[-1] // QK * blocks.shape[1],)
+        rows = tuple(shape[:-1]) + (shape[-1] // QK * blocks.shape[1],)
         return gguf.GGMLQuantizationType.MXFP4, np.ascontiguousarray(blocks).reshape(rows)
     if not (isinstance(q, hurray.BlockAffine) and q.block_size == QK and q.axis == t.ndim - 1
             and q.zero_point_dtype is None and q.scale_dtype == hurray.float16
             and t.dtype in (hurray.int8, hurray.int4) and t.layout.name == "row_major"
-            and t.byte_offset == 0 and t.shape and t.shape[-1] % QK == 0):
+            and t.byte_offset == 0 and shape and shape[-1] % QK == 0):
         return None
-    n = math.prod(t.shape)
+    n = math.prod(shape)
     nblocks = n // QK
     scales = np.frombuffer(t.buffer(1), dtype=np.uint8, count=2 * nblocks).reshape(nblocks, 2)
     if t.dtype == hurray.int8:
@@ -453,25 +479,26 @@ def _hurray_block_to_gguf(name, t):
         qs = qv[:, :QK // 2] | (qv[:, QK // 2:] << 4)
         kind = gguf.GGMLQuantizationType.Q4_0
     blocks = np.concatenate([scales, qs], axis=1)
-    rows = tuple(t.shape[:-1]) + (t.shape[-1] // QK * blocks.shape[1],)
+    rows = tuple(shape[:-1]) + (shape[-1] // QK * blocks.shape[1],)
     return kind, np.ascontiguousarray(blocks).reshape(rows)
 
 
 # ==== writers =====================================================================================
 
-def write(bundle, path, fmt=None, progress=None, metadata_json=False):
+def write(bundle: Bundle, path: _StrPath, fmt: str | None = None,
+          progress: Progress | None = None, metadata_json: bool = False) -> None:
     fmt = guess_format(path, fmt)
     _WRITERS[fmt](bundle, path, _progress(progress), metadata_json)
 
 
-def _write_hurray(b, path, progress, metadata_json):
+def _write_hurray(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     progress.start(len(b.tensors), "write hurray")
     hurray.save(path, dict(b.tensors), kv=b.metadata or None)
     progress.update(len(b.tensors))
     progress.done()
 
 
-def _write_stream(b, path, progress, metadata_json):
+def _write_stream(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     """Each tensor as one item named by its name (stream.md HR-STREAM-17). A stream has no
     file-wide metadata: refused rather than dropped."""
     if b.metadata:
@@ -485,8 +512,8 @@ def _write_stream(b, path, progress, metadata_json):
     progress.done()
 
 
-def _string_metadata(b, what, metadata_json):
-    out = {}
+def _string_metadata(b: Bundle, what: str, metadata_json: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
     for k, v in b.metadata.items():
         if isinstance(v, str):
             out[k] = v
@@ -499,11 +526,13 @@ def _string_metadata(b, what, metadata_json):
     return out
 
 
-def _write_safetensors(b, path, progress, metadata_json):
+def _write_safetensors(b: Bundle, path: _StrPath, progress: Progress,
+                       metadata_json: bool) -> None:
     import safetensors
     np = _need_numpy()
     md = _string_metadata(b, "safetensors", metadata_json)
-    specs, keep = {}, []
+    specs: dict[str, Any] = {}
+    keep: list[Any] = []
     progress.start(len(b.tensors), "write safetensors")
     for name, t in b.tensors:
         data = dense_bytes(name, t)
@@ -512,7 +541,7 @@ def _write_safetensors(b, path, progress, metadata_json):
                                   "safetensors does not have")
         arr = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(1, np.uint8)
         keep.append(arr)
-        specs[name] = safetensors.TensorSpec(dtype=t.dtype.name, shape=list(t.shape),
+        specs[name] = safetensors.TensorSpec(dtype=t.dtype.name, shape=list(_extents(name, t)),
                                              data_ptr=int(arr.ctypes.data), data_len=len(data))
         progress.update(1, name)
     safetensors.serialize_file(specs, os.fspath(path), metadata=md or None)
@@ -525,7 +554,7 @@ NUMPY_NAMES = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "i
                "float16", "float32", "float64", "complex64", "complex128"}
 
 
-def _to_numpy(name, t):
+def _to_numpy(name: str, t: _Item) -> Any:
     np = _need_numpy()
     data = dense_bytes(name, t)
     dt = np.dtype(t.dtype.name) if t.dtype.name in NUMPY_NAMES else None
@@ -535,7 +564,7 @@ def _to_numpy(name, t):
     return np.frombuffer(data, dtype=dt).reshape(t.shape)
 
 
-def _write_npy(b, path, progress, metadata_json):
+def _write_npy(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     np = _need_numpy()
     if len(b.tensors) != 1:
         raise ConversionError(f"a .npy file holds one array; the input has {len(b.tensors)} "
@@ -548,12 +577,12 @@ def _write_npy(b, path, progress, metadata_json):
         np.save(f, _to_numpy(name, t), allow_pickle=False)
 
 
-def _write_npz(b, path, progress, metadata_json):
+def _write_npz(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     np = _need_numpy()
     if b.metadata:
         raise ConversionError(f"an .npz file has no metadata; the input has "
                               f"{len(b.metadata)} entries (first: {next(iter(b.metadata))!r})")
-    arrays = {}
+    arrays: dict[str, Any] = {}
     progress.start(len(b.tensors), "write npz")
     for name, t in b.tensors:
         arrays[name] = _to_numpy(name, t)
@@ -563,14 +592,15 @@ def _write_npz(b, path, progress, metadata_json):
     progress.done()
 
 
-def _write_torch(b, path, progress, metadata_json):
+def _write_torch(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     import torch
-    state = {}
+    state: dict[str, Any] = {}
     progress.start(len(b.tensors), "write torch")
     for name, t in b.tensors:
         if isinstance(t, hurray.Composite) or t.quantization is not None:
             dense_bytes(name, t)  # raises, naming the tensor
         try:
+            assert isinstance(t, hurray.Tensor)  # dense_bytes refused the others
             state[name] = t.to_torch(copy=True)
         except (hurray.HurrayError, TypeError, BufferError) as e:
             raise ConversionError(f"tensor {name!r}: {e}") from e
@@ -583,7 +613,8 @@ def _write_torch(b, path, progress, metadata_json):
     progress.done()
 
 
-def _gguf_value_type(gguf, key, v, recorded):
+def _gguf_value_type(gguf: Any, key: str, v: object,
+                     recorded: Mapping[str, str]) -> tuple[Any, Any]:
     """(value type, sub type) for GGUFWriter.add_key_value: the recorded GGUF type when the
     metadata came from GGUF, else the natural one."""
     T = gguf.GGUFValueType
@@ -591,7 +622,7 @@ def _gguf_value_type(gguf, key, v, recorded):
         parts = [T[p] for p in recorded[key].split("/")]
         return parts[0], (parts[-1] if parts[0] == T.ARRAY else None)
 
-    def scalar(x):
+    def scalar(x: object) -> Any:
         if isinstance(x, bool):
             return T.BOOL
         if isinstance(x, int):
@@ -616,7 +647,7 @@ def _gguf_value_type(gguf, key, v, recorded):
     return scalar(v), None
 
 
-def _write_gguf(b, path, progress, metadata_json):
+def _write_gguf(b: Bundle, path: _StrPath, progress: Progress, metadata_json: bool) -> None:
     import gguf
     np = _need_numpy()
     md = dict(b.metadata)
@@ -665,7 +696,8 @@ def _write_gguf(b, path, progress, metadata_json):
             if raw is None:
                 w.add_tensor(name, arr.reshape(t.shape))
             else:  # bfloat16: its bytes, by row
-                rows = tuple(t.shape[:-1]) + (t.shape[-1] * 2,) if t.shape else (2,)
+                shape = _extents(name, t)
+                rows = shape[:-1] + (shape[-1] * 2,) if shape else (2,)
                 w.add_tensor(name, arr.reshape(rows), raw_dtype=raw)
         progress.update(1, name)
     w.write_header_to_file()
@@ -675,15 +707,21 @@ def _write_gguf(b, path, progress, metadata_json):
     progress.done()
 
 
-_READERS = {"hurray": _read_hurray, "hurray-stream": _read_stream,
-            "safetensors": _read_safetensors, "npy": _read_npy, "npz": _read_npz,
-            "torch": _read_torch, "gguf": _read_gguf}
-_WRITERS = {"hurray": _write_hurray, "hurray-stream": _write_stream,
-            "safetensors": _write_safetensors, "npy": _write_npy, "npz": _write_npz,
-            "torch": _write_torch, "gguf": _write_gguf}
+_READERS: dict[str, Callable[[_StrPath, Progress], Bundle]] = {
+    "hurray": _read_hurray, "hurray-stream": _read_stream,
+    "safetensors": _read_safetensors, "npy": _read_npy, "npz": _read_npz,
+    "torch": _read_torch, "gguf": _read_gguf
+}
+_WRITERS: dict[str, Callable[[Bundle, _StrPath, Progress, bool], None]] = {
+    "hurray": _write_hurray, "hurray-stream": _write_stream,
+    "safetensors": _write_safetensors, "npy": _write_npy, "npz": _write_npz,
+    "torch": _write_torch, "gguf": _write_gguf
+}
 
 
-def convert(src, dst, *, src_format=None, dst_format=None, progress=None, metadata_json=False):
+def convert(src: _StrPath, dst: _StrPath, *, src_format: str | None = None,
+            dst_format: str | None = None, progress: Progress | None = None,
+            metadata_json: bool = False) -> Bundle:
     """Reads `src` and writes its tensors and metadata to `dst` (formats from the names,
     else given). Returns the Bundle that was written."""
     dst_fmt = guess_format(dst, dst_format)

@@ -6,30 +6,49 @@ its elements); ``load_file(path)`` returns ``{name: numpy.ndarray}``; ``save``/`
 same in memory (bytes). ``metadata`` is the file's KV map (``hurray.load_kv`` reads it back).
 Importing this module imports NumPy (``import hurray`` alone does not).
 """
+from __future__ import annotations
+
+from collections.abc import Callable as _Callable
+from collections.abc import Mapping as _Mapping
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 import numpy as _np
+import numpy.typing as _npt
 
 import hurray as _hurray
 
 __all__ = ["save_file", "load_file", "save", "load"]
 
+if _TYPE_CHECKING:  # names of the stubs (_hurray.pyi), for annotations only
+    from hurray._hurray import _BufferLike, _KvValue, _Path
 
-def save_file(tensors, filename, metadata=None, *, progress=None):
+
+def save_file(
+    tensors: _Mapping[str, _npt.NDArray[_Any]],
+    filename: _Path,
+    metadata: _Mapping[str, _KvValue] | None = None,
+    *,
+    progress: bool | _Callable[[int, int], object] | None = None,
+) -> None:
     """Write ``{name: numpy.ndarray}`` to ``filename`` (``hurray.save`` with arrays)."""
     _hurray.save(filename, tensors, metadata, progress=progress)
 
 
-def load_file(filename, *, mmap=False):
+def load_file(filename: _Path, *, mmap: bool = False) -> dict[str, _npt.NDArray[_Any]]:
     """``{name: numpy.ndarray}`` of every top-level tensor of ``filename``.
 
     Each array shares the loaded tensor's own memory (no second copy)."""
     return {k: _np.asarray(v) for k, v in _hurray.load(filename, mmap=mmap).items()}
 
 
-def save(tensors, metadata=None):
+def save(
+    tensors: _Mapping[str, _npt.NDArray[_Any]], metadata: _Mapping[str, _KvValue] | None = None
+) -> bytes:
     """The bytes ``save_file`` would write."""
     return _hurray.save_bytes(tensors, metadata)
 
 
-def load(data):
+def load(data: _BufferLike) -> dict[str, _npt.NDArray[_Any]]:
     """``load_file`` of a file held in memory."""
     return {k: _np.asarray(v) for k, v in _hurray.load_bytes(data).items()}

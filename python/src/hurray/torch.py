@@ -22,6 +22,12 @@ safetensors.torch.
 read back by ``hurray.load_kv``; keys starting with ``hurray.torch.`` are reserved.
 Importing this module imports PyTorch (``import hurray`` alone does not).
 """
+from __future__ import annotations
+
+from collections.abc import Callable as _Callable
+from collections.abc import Mapping as _Mapping
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 import torch as _torch
 
 import hurray as _hurray
@@ -32,9 +38,17 @@ ALIAS_NAMES = "hurray.torch.alias_names"
 ALIAS_TARGETS = "hurray.torch.alias_targets"
 _RESERVED = "hurray.torch."
 
+if _TYPE_CHECKING:  # names of the stubs (_hurray.pyi), for annotations only
+    from hurray._hurray import _BufferLike, _KvValue, _Path
 
-def _to_torch(loaded, device):
-    out = {}
+    _Device = str | _torch.device | None
+    _Progress = bool | _Callable[[int, int], object] | None
+
+
+def _to_torch(
+    loaded: _Mapping[str, _hurray.Tensor | _hurray.Composite], device: _Device
+) -> dict[str, _torch.Tensor]:
+    out: dict[str, _torch.Tensor] = {}
     for name, value in loaded.items():
         if not isinstance(value, _hurray.Tensor):
             raise TypeError(
@@ -46,36 +60,50 @@ def _to_torch(loaded, device):
     return out
 
 
-def save_file(tensors, filename, metadata=None, *, progress=None):
+def save_file(
+    tensors: _Mapping[str, _torch.Tensor],
+    filename: _Path,
+    metadata: _Mapping[str, _KvValue] | None = None,
+    *,
+    progress: _Progress = None,
+) -> None:
     """Write ``{name: torch.Tensor}`` to ``filename`` (``hurray.save`` with torch tensors)."""
     _hurray.save(filename, tensors, metadata, progress=progress)
 
 
-def load_file(filename, device="cpu", *, mmap=False):
+def load_file(
+    filename: _Path, device: _Device = "cpu", *, mmap: bool = False
+) -> dict[str, _torch.Tensor]:
     """``{name: torch.Tensor}`` of every top-level tensor of ``filename``, on ``device``.
 
     On the CPU each tensor shares the loaded tensor's own memory (no second copy)."""
     return _to_torch(_hurray.load(filename, mmap=mmap), device)
 
 
-def save(tensors, metadata=None):
+def save(
+    tensors: _Mapping[str, _torch.Tensor], metadata: _Mapping[str, _KvValue] | None = None
+) -> bytes:
     """The bytes ``save_file`` would write."""
     return _hurray.save_bytes(tensors, metadata)
 
 
-def load(data, device="cpu"):
+def load(data: _BufferLike, device: _Device = "cpu") -> dict[str, _torch.Tensor]:
     """``load_file`` of a file held in memory."""
     return _to_torch(_hurray.load_bytes(data), device)
 
 
-def _view_key(t):
+def _view_key(t: _torch.Tensor) -> tuple[object, ...]:
     return (t.device, t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape),
             tuple(t.stride()), t.dtype)
 
 
-def _untie(state_dict):
+def _untie(
+    state_dict: _Mapping[str, object],
+) -> tuple[dict[str, _torch.Tensor], dict[str, str]]:
     """(tensors stored, aliases {alias: target}): each tensor view once, first name wins."""
-    first, tensors, aliases = {}, {}, {}
+    first: dict[tuple[object, ...], str] = {}
+    tensors: dict[str, _torch.Tensor] = {}
+    aliases: dict[str, str] = {}
     for name, t in state_dict.items():
         if not isinstance(t, _torch.Tensor):
             raise TypeError(
@@ -92,10 +120,16 @@ def _untie(state_dict):
     return tensors, aliases
 
 
-def save_model(model, filename, metadata=None, *, progress=None):
+def save_model(
+    model: _torch.nn.Module,
+    filename: _Path,
+    metadata: _Mapping[str, _KvValue] | None = None,
+    *,
+    progress: _Progress = None,
+) -> None:
     """Write ``model.state_dict()`` to ``filename``, tied weights once (see the module doc)."""
     tensors, aliases = _untie(model.state_dict())
-    kv = dict(metadata or {})
+    kv: dict[str, _KvValue] = dict(metadata or {})
     reserved = [k for k in kv if str(k).startswith(_RESERVED)]
     if reserved:
         raise ValueError(
@@ -108,18 +142,30 @@ def save_model(model, filename, metadata=None, *, progress=None):
     _hurray.save(filename, tensors, kv or None, progress=progress)
 
 
-def load_model(model, filename, strict=True, device="cpu"):
+def load_model(
+    model: _torch.nn.Module, filename: _Path, strict: bool = True, device: _Device = "cpu"
+) -> tuple[list[str], list[str]]:
     """Load a file ``save_model`` wrote into ``model`` (``load_state_dict``), tied weights
     restored from their aliases. Returns ``(missing_keys, unexpected_keys)``."""
     state = load_file(filename, device=device)
     kv = _hurray.load_kv(filename)
     names, targets = kv.get(ALIAS_NAMES, []), kv.get(ALIAS_TARGETS, [])
+    if not (isinstance(names, list) and isinstance(targets, list)):
+        raise _hurray.FileError(
+            f"hurray.torch.load_model: {filename!s}: {ALIAS_NAMES} and {ALIAS_TARGETS} must be "
+            "lists of str"
+        )
     if len(names) != len(targets):
         raise _hurray.FileError(
             f"hurray.torch.load_model: {filename!s}: {ALIAS_NAMES} and {ALIAS_TARGETS} differ "
             f"in length ({len(names)} and {len(targets)})"
         )
     for alias, target in zip(names, targets):
+        if not (isinstance(alias, str) and isinstance(target, str)):
+            raise _hurray.FileError(
+                f"hurray.torch.load_model: {filename!s}: {ALIAS_NAMES} and {ALIAS_TARGETS} must "
+                "be lists of str"
+            )
         if target not in state:
             raise _hurray.FileError(
                 f"hurray.torch.load_model: {filename!s}: alias {alias!r} names {target!r}, "

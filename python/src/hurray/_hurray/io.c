@@ -831,9 +831,10 @@ static PyObject *io_kv_decode(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyMethodDef io_methods[] = {
     {"_kv_decode", (PyCFunction)(void (*)(void))io_kv_decode, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("_kv_decode(data, *, max_kv_entries=None, max_kv_bytes=None,\n"
-               "           max_name_bytes=None, max_composite_depth=None) -> dict\n--\n\n"
-               "A standalone KV section as load_kv returns it. For the conformance corpus.")},
+     PyDoc_STR("_kv_decode($module, /, data, *, max_kv_entries=None, max_kv_bytes=None,\n"
+               "           max_name_bytes=None, max_composite_depth=None)\n--\n\n"
+               "A standalone KV section as load_kv returns it (a dict). For the conformance\n"
+               "corpus.")},
     {"save", (PyCFunction)(void (*)(void))io_save, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("save($module, /, path, tensors, kv=None, *, progress=None,\n"
                "     max_descriptor_bytes=None, max_buffer_bytes=None,\n"

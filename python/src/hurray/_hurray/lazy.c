@@ -285,26 +285,27 @@ static void file_dealloc(PyObject *op) {
 
 static PyMethodDef file_methods[] = {
     {"keys", file_keys, METH_NOARGS,
-     PyDoc_STR("keys() -> list[str]\n--\n\nThe top-level entry names, in file order (what "
+     PyDoc_STR("keys($self, /)\n--\n\nThe top-level entry names, in file order (what "
                "load returns).")},
     {"metadata", file_metadata, METH_NOARGS,
-     PyDoc_STR("metadata() -> dict\n--\n\nThe file's key-value section (load_kv's dict).")},
+     PyDoc_STR("metadata($self, /)\n--\n\nThe file's key-value section (load_kv's dict).")},
     {"descriptor", file_descriptor, METH_O,
-     PyDoc_STR("descriptor(name) -> Descriptor\n--\n\nThe entry's descriptor, from the index; "
+     PyDoc_STR("descriptor($self, name, /)\n--\n\nThe entry's descriptor, from the index; "
                "no data is read.")},
     {"get_tensor", file_get_tensor, METH_O,
-     PyDoc_STR("get_tensor(name) -> Tensor | Composite (or the framework's tensor)\n--\n\n"
+     PyDoc_STR("get_tensor($self, name, /)\n--\n\n"
                "Loads one entry (composite members too, by their names), reading or\n"
-               "mapping only its bytes.")},
+               "mapping only its bytes: a Tensor or Composite, or the framework's tensor.")},
     {"get_slice", file_get_slice, METH_O,
-     PyDoc_STR("get_slice(name) -> FileSlice\n--\n\nA handle on a tensor entry; "
+     PyDoc_STR("get_slice($self, name, /)\n--\n\nA FileSlice handle on a tensor entry; "
                "indexing it with basic indices reads only the rows they span.")},
     {"close", file_close, METH_NOARGS,
-     PyDoc_STR("close()\n--\n\nReleases the file. Loaded tensors stay valid; further "
+     PyDoc_STR("close($self, /)\n--\n\nReleases the file. Loaded tensors stay valid; further "
                "access raises ValueError.")},
-    {"__enter__", file_enter_cm, METH_NOARGS, PyDoc_STR("Returns the handle.")},
+    {"__enter__", file_enter_cm, METH_NOARGS,
+     PyDoc_STR("__enter__($self, /)\n--\n\nReturns the handle.")},
     {"__exit__", (PyCFunction)(void (*)(void))file_exit, METH_FASTCALL,
-     PyDoc_STR("Closes the handle.")},
+     PyDoc_STR("__exit__($self, /, *exc)\n--\n\nCloses the handle.")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -694,7 +695,7 @@ static void slice_dealloc(PyObject *op) {
 
 static PyMethodDef slice_methods[] = {
     {"get_shape", slice_get_shape_list, METH_NOARGS,
-     PyDoc_STR("get_shape() -> list[int]\n--\n\nThe tensor's shape (safetensors' spelling).")},
+     PyDoc_STR("get_shape($self, /)\n--\n\nThe tensor's shape (safetensors' spelling).")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -795,7 +796,11 @@ static PyObject *lazy_open(PyObject *module, PyObject *const *args, Py_ssize_t n
 
 static PyMethodDef lazy_methods[] = {
     {"_open", (PyCFunction)(void (*)(void))lazy_open, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("_open(path, mmap=True, convert=None, *, max_...=None) -> File\n--\n\n"
+     PyDoc_STR("_open($module, /, path, mmap=True, convert=None, *,\n"
+               "      max_descriptor_bytes=None, max_buffer_bytes=None, max_rank=None,\n"
+               "      max_composite_depth=None, max_composite_members=None,\n"
+               "      max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
+               "      max_file_tensors=None)\n--\n\n"
                "hurray.open's handle; convert is applied to each returned tensor.")},
     {NULL, NULL, 0, NULL},
 };
