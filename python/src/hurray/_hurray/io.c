@@ -128,12 +128,9 @@ static PyObject *path_arg(PyObject *obj, const char *who) {
 
 /* The limit keywords of save, save_bytes, load, load_bytes, load_kv: the fields of struct
  * hurray_limits (the reader's one table of limits, hurray_limits_default). */
-static const char *const io_limit_names[] = {
-    "max_descriptor_bytes", "max_buffer_bytes", "max_rank",       "max_composite_depth",
-    "max_composite_members", "max_kv_entries",  "max_kv_bytes",   "max_name_bytes",
-    "max_file_tensors",
-};
-#define N_IO_LIMITS 9
+const char *const hrpy_file_limit_names[HRPY_N_FILE_LIMITS] = {HRPY_FILE_LIMIT_KEYWORDS};
+#define io_limit_names hrpy_file_limit_names
+#define N_IO_LIMITS HRPY_N_FILE_LIMITS
 
 /* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
 static PyObject *imported(const char *name) {
@@ -373,15 +370,7 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
                                         "tensors",
                                         "kv",
                                         "progress",
-                                        "max_descriptor_bytes",
-                                        "max_buffer_bytes",
-                                        "max_rank",
-                                        "max_composite_depth",
-                                        "max_composite_members",
-                                        "max_kv_entries",
-                                        "max_kv_bytes",
-                                        "max_name_bytes",
-                                        "max_file_tensors"};
+                                        HRPY_FILE_LIMIT_KEYWORDS};
     PyObject *a[4 + N_IO_LIMITS];
     PyObject *path = NULL, *result = NULL;
     struct save_job job;
@@ -428,15 +417,7 @@ static PyObject *io_save_bytes(PyObject *module, PyObject *const *args, Py_ssize
                                PyObject *kwnames) {
     static const char *const names[] = {"tensors",
                                         "kv",
-                                        "max_descriptor_bytes",
-                                        "max_buffer_bytes",
-                                        "max_rank",
-                                        "max_composite_depth",
-                                        "max_composite_members",
-                                        "max_kv_entries",
-                                        "max_kv_bytes",
-                                        "max_name_bytes",
-                                        "max_file_tensors"};
+                                        HRPY_FILE_LIMIT_KEYWORDS};
     PyObject *a[2 + N_IO_LIMITS];
     PyObject *out = NULL;
     struct save_job job;
@@ -612,15 +593,7 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
                          PyObject *kwnames) {
     static const char *const names[] = {"mmap",
                                         "progress",
-                                        "max_descriptor_bytes",
-                                        "max_buffer_bytes",
-                                        "max_rank",
-                                        "max_composite_depth",
-                                        "max_composite_members",
-                                        "max_kv_entries",
-                                        "max_kv_bytes",
-                                        "max_name_bytes",
-                                        "max_file_tensors"};
+                                        HRPY_FILE_LIMIT_KEYWORDS};
     PyObject *kw[2 + N_LOAD_LIMITS];
     PyObject *path = NULL, *result = NULL, *progress = NULL;
     struct hurray_file *f = NULL;
@@ -776,15 +749,7 @@ static PyObject *io_load_bytes(PyObject *module, PyObject *const *args, Py_ssize
 static PyObject *io_load_kv(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
     static const char *const names[] = {"path",
-                                        "max_descriptor_bytes",
-                                        "max_buffer_bytes",
-                                        "max_rank",
-                                        "max_composite_depth",
-                                        "max_composite_members",
-                                        "max_kv_entries",
-                                        "max_kv_bytes",
-                                        "max_name_bytes",
-                                        "max_file_tensors"};
+                                        HRPY_FILE_LIMIT_KEYWORDS};
     PyObject *a[1 + N_LOAD_LIMITS];
     struct hurray_limits limits;
     hrpy_state *st = hrpy_state_from_module(module);

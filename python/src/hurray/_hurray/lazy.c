@@ -730,12 +730,8 @@ static PyType_Spec slice_spec = {
 
 /* ---- _open ------------------------------------------------------------------------------ */
 
-static const char *const open_limit_names[] = {
-    "max_descriptor_bytes", "max_buffer_bytes", "max_rank",       "max_composite_depth",
-    "max_composite_members", "max_kv_entries",  "max_kv_bytes",   "max_name_bytes",
-    "max_file_tensors",
-};
-#define N_OPEN_LIMITS 9
+#define open_limit_names hrpy_file_limit_names
+#define N_OPEN_LIMITS HRPY_N_FILE_LIMITS
 
 /* _open(path, mmap=True, convert=None, *, max_...=None) -> File */
 static PyObject *lazy_open(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -743,15 +739,7 @@ static PyObject *lazy_open(PyObject *module, PyObject *const *args, Py_ssize_t n
     static const char *const names[] = {"path",
                                         "mmap",
                                         "convert",
-                                        "max_descriptor_bytes",
-                                        "max_buffer_bytes",
-                                        "max_rank",
-                                        "max_composite_depth",
-                                        "max_composite_members",
-                                        "max_kv_entries",
-                                        "max_kv_bytes",
-                                        "max_name_bytes",
-                                        "max_file_tensors"};
+                                        HRPY_FILE_LIMIT_KEYWORDS};
     PyObject *a[3 + N_OPEN_LIMITS];
     struct hurray_limits limits;
     hrpy_state *st = hrpy_state_from_module(module);

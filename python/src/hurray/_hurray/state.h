@@ -417,6 +417,16 @@ PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
 
 /* ---- io.c: save, load, load_kv ------------------------------------------------------ */
 int hrpy_io_init(PyObject *module, hrpy_state *st);
+/* The limit keywords of every call that reads or writes a file (save, save_bytes, load,
+ * load_bytes, load_kv, open), in this order: the fields of struct hurray_limits that a file
+ * reader applies (hurray_limits_default). Written here only; a call's keyword table splices
+ * it in, and hrpy_file_limit_names is the same list on its own. */
+#define HRPY_FILE_LIMIT_KEYWORDS                                                               \
+    "max_descriptor_bytes", "max_buffer_bytes", "max_rank", "max_composite_depth",             \
+        "max_composite_members", "max_kv_entries", "max_kv_bytes", "max_name_bytes",           \
+        "max_file_tensors"
+#define HRPY_N_FILE_LIMITS 9
+extern const char *const hrpy_file_limit_names[HRPY_N_FILE_LIMITS];
 /* Reader limits from keyword values: names[i] is a field of struct hurray_limits
  * ("max_buffer_bytes", ...), vals[i] NULL or None for the default. Clamped. */
 int hrpy_limits_from_args(PyObject *const *vals, const char *const *names, Py_ssize_t n,
