@@ -18,14 +18,14 @@
 #include "state.h"
 
 /* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
-static PyObject *imported(const char *name) {
+PyObject *hrpy_imported(const char *name) {
     PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), name);
     return m == Py_None ? NULL : m;
 }
 
 /* isinstance(obj, module.attr) for an imported module; 0 when the module is not imported. */
-static int instance_of(PyObject *obj, const char *module, const char *attr) {
-    PyObject *m = imported(module);
+int hrpy_instance_of(PyObject *obj, const char *module, const char *attr) {
+    PyObject *m = hrpy_imported(module);
     if (m == NULL) return 0;
     PyObject *cls = PyObject_GetAttrString(m, attr);
     if (cls == NULL) {
@@ -123,7 +123,7 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         return c;
     }
     /* 3. SciPy sparse */
-    PyObject *sparse = imported("scipy.sparse");
+    PyObject *sparse = hrpy_imported("scipy.sparse");
     if (sparse != NULL) {
         PyObject *t = PyObject_CallMethod(sparse, "issparse", "O", obj);
         is = t == NULL ? -1 : PyObject_IsTrue(t);
@@ -132,9 +132,9 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         if (is) return call_path(module, "from_scipy", obj, copy);
     }
     /* 4. PyTorch, 5. NumPy */
-    if ((is = instance_of(obj, "torch", "Tensor")) != 0)
+    if ((is = hrpy_instance_of(obj, "torch", "Tensor")) != 0)
         return is < 0 ? NULL : call_path(module, "from_torch", obj, copy);
-    if ((is = instance_of(obj, "numpy", "ndarray")) != 0)
+    if ((is = hrpy_instance_of(obj, "numpy", "ndarray")) != 0)
         return is < 0 ? NULL : call_path(module, "from_numpy", obj, copy);
     /* 6. any other DLPack producer */
     if (PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__dlpack__"))

@@ -132,25 +132,6 @@ const char *const hrpy_file_limit_names[HRPY_N_FILE_LIMITS] = {HRPY_FILE_LIMIT_K
 #define io_limit_names hrpy_file_limit_names
 #define N_IO_LIMITS HRPY_N_FILE_LIMITS
 
-/* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
-static PyObject *imported(const char *name) {
-    PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), name);
-    return m == Py_None ? NULL : m;
-}
-
-/* isinstance(obj, module.attr) for an imported module; 0 when the module is not imported. */
-static int instance_of(PyObject *obj, const char *module, const char *attr) {
-    PyObject *m = imported(module);
-    if (m == NULL) return 0;
-    PyObject *cls = PyObject_GetAttrString(m, attr);
-    if (cls == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    int r = PyObject_IsInstance(obj, cls);
-    Py_DECREF(cls);
-    return r;
-}
 
 /* obj.<attr> as a truth value; -1 on error. */
 static int attr_true(PyObject *obj, const char *attr) {
@@ -194,10 +175,10 @@ done:
 PyObject *hrpy_save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
     if (hrpy_tensor_c(st, obj, NULL) != NULL || PyObject_TypeCheck(obj, st->Composite_Type))
         return Py_NewRef(obj);
-    int is = instance_of(obj, "numpy", "ndarray");
+    int is = hrpy_instance_of(obj, "numpy", "ndarray");
     if (is < 0) return NULL;
     if (is) return hrpy_bridge_save_view(st, obj);
-    is = instance_of(obj, "torch", "Tensor");
+    is = hrpy_instance_of(obj, "torch", "Tensor");
     if (is < 0) return NULL;
     if (is) return save_torch(module, obj);
     PyObject *tn = hrpy_type_name(obj);

@@ -415,6 +415,12 @@ int hrpy_kv_from_mapping(hrpy_state *st, PyObject *mapping, struct hrpy_kv_build
 void hrpy_kv_build_release(struct hrpy_kv_build *b);
 PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
 
+/* ---- ingest.c: partner types without importing the partner ------------------------- */
+/* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
+PyObject *hrpy_imported(const char *name);
+/* isinstance(obj, module.attr) for an imported module; 0 when the module is not imported. */
+int hrpy_instance_of(PyObject *obj, const char *module, const char *attr);
+
 /* ---- io.c: save, load, load_kv ------------------------------------------------------ */
 int hrpy_io_init(PyObject *module, hrpy_state *st);
 /* The limit keywords of every call that reads or writes a file (save, save_bytes, load,
