@@ -150,6 +150,7 @@ def test_REQ_SAVE_INTERRUPT_ctrl_c_aborts_between_chunks(tmp_path):
     p = tmp_path / "c.hr"
     code = textwrap.dedent(f"""
         import os, signal, numpy as np, hurray
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # even if inherited ignored
         p = {str(p)!r}
         hurray.save(p, {{'old': np.zeros(3)}})
         seen = []

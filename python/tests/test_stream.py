@@ -960,8 +960,11 @@ def test_REQ_STREAM_CLOSE_THREAD_socket_with_timeout():
 def test_REQ_STREAM_SIGNALS_sigint_interrupts_a_blocked_read():
     """Ctrl-C (SIGINT) reaches a process blocked in a read: KeyboardInterrupt (PEP 475)."""
     code = """
-import os, sys
+import os, signal, sys
 import hurray
+# Ctrl-C's handler, whatever the parent left (a job started in the background by a
+# non-interactive shell inherits SIGINT ignored, and Python then installs no handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 r, w = os.pipe()
 reader = hurray.StreamReader(r, timeout=120)
 print("ready", flush=True)

@@ -151,6 +151,17 @@ int hri_os_pread(hri_os_fd fd, void *dst, size_t n, uint64_t off, size_t *got,
  * macOS); longer lists take several calls. */
 #define RVEC_BATCH 256
 
+/* One scatter read at `off`. macOS has preadv only from 11.0, and wheels target older
+ * releases: there, the first range alone (a short read, which the caller's loop resumes). */
+static ssize_t scatter_pread(int fd, const struct iovec *iov, int n, off_t off) {
+#if defined(__APPLE__)
+    (void)n;
+    return pread(fd, iov[0].iov_base, iov[0].iov_len, off);
+#else
+    return preadv(fd, iov, n, off);
+#endif
+}
+
 int hri_os_preadv(hri_os_fd fd, const struct hri_os_rvec *v, size_t count, uint64_t off,
                   size_t *got, const char *path, struct hurray_error *err) {
     size_t total = 0, done = 0, k = 0, skip = 0; /* v[k] is read up to `skip` bytes */
@@ -170,7 +181,7 @@ int hri_os_preadv(hri_os_fd fd, const struct hri_os_rvec *v, size_t count, uint6
             iov[n].iov_base = (uint8_t *)v[j].base + s;
             iov[n].iov_len = v[j].len - s;
         }
-        ssize_t r = preadv((int)fd, iov, n, (off_t)(off + done));
+        ssize_t r = scatter_pread((int)fd, iov, n, (off_t)(off + done));
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return hri_os_fail(err, errno, "file", "cannot read", path);
         if (r == 0) break;
