@@ -526,7 +526,7 @@ COV_REPORT    = $(LLVM_COV) report $(COV_OBJECTS) -instr-profile=$(COV_PROFDATA)
 
 $(COV_DIR)/obj/%.o: reference/src/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(COV_CC) $(CPPFLAGS_LIB) $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) -c $< -o $@
+	$(COV_CC) -Ireference/include -Ireference/src -DHURRAY_BUILDING $(CSTD) $(WARN) $(COV_OPT) $(COV_FLAGS) -c $< -o $@
 $(COV_DIR)/libhurray.a: $(COV_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(COV_DIR)/tests/%_test: reference/tests/%_test.c $(TEST_SUPPORT) $(COV_DIR)/libhurray.a $(LIB_HDR)
