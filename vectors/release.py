@@ -34,6 +34,9 @@ class ReleaseError(Exception):
     pass
 
 
+EXAMPLES = ("minimal_testee.py", "minimal_testee.failures")
+
+
 def counts_table(manifest):
     kinds = ["descriptor", "quantization", "kv", "file", "stream"]
     classes = ["valid", "invalid", "implementation-defined"]
@@ -47,7 +50,7 @@ def counts_table(manifest):
     return "\n".join(rows)
 
 
-def collect(vectors, spec, protocol, license_path):
+def collect(vectors, spec, protocol, license_path, examples):
     """{archive path: bytes} of everything but SHA256SUMS."""
     with open(os.path.join(vectors, "manifest.cbor"), "rb") as f:
         raw = f.read()
@@ -78,6 +81,9 @@ def collect(vectors, spec, protocol, license_path):
                      (protocol, "TESTEE-PROTOCOL.md"), (license_path, "LICENSE")):
         with open(src, "rb") as f:
             files[dst] = f.read()
+    for name in EXAMPLES:  # the minimal testee and its failure list: a testee to start from
+        with open(os.path.join(examples, name), "rb") as f:
+            files[f"examples/{name}"] = f.read()
     fmt = "+".join(m["spec_version"])
     with open(os.path.join(vectors, "RELEASE-README.md"), encoding="utf-8") as f:
         readme = f.read()
@@ -119,8 +125,8 @@ def archive(top, files):
     return out.getvalue()
 
 
-def build(vectors, out, spec, protocol, license_path):
-    fmt, corpus, files = collect(vectors, spec, protocol, license_path)
+def build(vectors, out, spec, protocol, license_path, examples):
+    fmt, corpus, files = collect(vectors, spec, protocol, license_path, examples)
     files["SHA256SUMS"] = sha256sums(files)
     top = f"hurray-conformance-vectors-{fmt}-{corpus}"
     data = archive(top, files)
@@ -139,9 +145,11 @@ def main(argv=None):
     ap.add_argument("--spec", default=os.path.join(ROOT, "docs", "spec"))
     ap.add_argument("--protocol", default=os.path.join(ROOT, "docs", "conformance", "testee-protocol.md"))
     ap.add_argument("--license", default=os.path.join(ROOT, "LICENSE"))
+    ap.add_argument("--examples", default=os.path.join(ROOT, "docs", "conformance"),
+                    help="the folder holding " + " and ".join(EXAMPLES))
     a = ap.parse_args(argv)
     try:
-        path, digest, n = build(a.vectors, a.out, a.spec, a.protocol, a.license)
+        path, digest, n = build(a.vectors, a.out, a.spec, a.protocol, a.license, a.examples)
     except (ReleaseError, OSError, KeyError, ValueError) as e:
         print(f"release.py: {e}", file=sys.stderr)
         return 1

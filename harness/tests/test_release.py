@@ -83,11 +83,15 @@ def test_contents_and_checksums(release, tmp_path):
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
     m = manifest()
     paths = {v["path"] for v in m["vectors"]}
-    docs = {"README.md", "SCHEMA.md", "TESTEE-PROTOCOL.md", "LICENSE", "SHA256SUMS", "manifest.cbor"}
+    docs = {"README.md", "SCHEMA.md", "TESTEE-PROTOCOL.md", "LICENSE", "SHA256SUMS", "manifest.cbor",
+            "examples/minimal_testee.py", "examples/minimal_testee.failures"}
     spec = {f"spec/{n}" for n in os.listdir(os.path.join(ROOT, "docs", "spec")) if n.endswith(".md")}
     assert set(files) == paths | docs | spec
     assert (root / "manifest.cbor").read_bytes() == open(os.path.join(VECTORS, "manifest.cbor"), "rb").read()
     assert (root / "SCHEMA.md").read_bytes() == open(os.path.join(ROOT, "vectors", "SCHEMA.md"), "rb").read()
+    for name in ("minimal_testee.py", "minimal_testee.failures"):
+        assert (root / "examples" / name).read_bytes() == open(
+            os.path.join(ROOT, "docs", "conformance", name), "rb").read()
     sums = {}
     for line in (root / "SHA256SUMS").read_text().splitlines():
         digest, path = line.split("  ", 1)

@@ -155,6 +155,56 @@ def test_broken_answer_fails_one_vector_and_the_run_goes_on(work, mode, target, 
     assert r.starts == 2  # restarted once, then every other vector ran
 
 
+# the same breakages in the truncation-sweep request of a valid vector (its decode answer was
+# right): the vector fails, the testee is restarted once, the run goes on
+SWEEP_CASES = [
+    ("hang", "y_desc_coo_nnz2", "testee timed out after 1 s", (1, 0, 0)),
+    ("crash", "y_stream_mixed", "testee crashed (signal 11)", (0, 1, 0)),
+    ("garbage", "y_desc_f32_2x3_row_major", "testee answered garbage: not one CBOR item", (0, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("mode,target,needle,counts", SWEEP_CASES,
+                         ids=[f"{c[0]}-sweep-{c[1]}" for c in SWEEP_CASES])
+def test_broken_sweep_answer_fails_one_vector_and_the_run_goes_on(work, mode, target, needle,
+                                                                  counts):
+    d, m = work
+    r = run(d, broken(mode, f"sweep:{target}"), "--timeout", "1")
+    assert r.code == 1
+    assert set(r.fails) == {target}, r.out
+    assert needle in r.fails[target], r.fails[target]
+    assert r.fails[target].startswith("sweep: ") and "(sweep request, prefixes" in r.fails[target]
+    assert r.final == (len(m["vectors"]) - 1, 1)
+    assert (r.timeouts, r.crashes, r.garbage) == counts
+    assert r.starts == 2
+
+
+# testees that misbehave as processes: a grandchild keeps stdout open after the testee exits,
+# the testee closes stdout and lives on, it never reads, it floods stdout, it kills itself.
+# The runner waits on every read and write with a deadline and kills the testee's whole
+# process group, so each run ends, every vector failed, and no process is left behind.
+PROCESS_CASES = {
+    "grandchild-holds-stdout": "sleep 1000 & exit 0",
+    "closes-stdout-and-lives": "exec 1>&-; sleep 1000",
+    "never-reads": "sleep 1000",
+    "floods-stdout": "yes",
+    "kills-itself": "kill -9 $$",
+    "exits-at-once": "true",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROCESS_CASES))
+def test_misbehaving_testee_process_never_hangs_the_runner(work, name):
+    d, m = work
+    marker = f"hurray-testee-case-{name}-{os.getpid()}"
+    cmd = f"sh -c {shlex.quote(PROCESS_CASES[name] + ' # ' + marker)}"
+    r = run(d, cmd, "--timeout", "1", timeout=120)
+    assert r.code == 1
+    assert r.final is not None and r.final[0] == 0, r.out[-2000:]
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    assert left == "", f"processes left behind: {left}"
+
+
 # mode, target, substring: the answer is a well-formed map that breaks the protocol, or a
 # wrong answer; the testee keeps running (one start)
 PROTOCOL_CASES = [
@@ -385,3 +435,34 @@ def test_schema4_stream_end_through_the_protocol(work):
         r = run(d, testee)
         assert r.code == 0, r.out[-3000:]
         assert r.final == (len(m["vectors"]), 0)
+
+
+def test_cost_paragraph_describes_the_current_corpus():
+    """testee-protocol.md § 8 quotes the size of a run over a named corpus version; the version,
+    the vector count, the decode count and the prefix counts per kind must be those of the
+    committed corpus (the in-process runner's sweep lines count the prefixes), so that the
+    paragraph is updated whenever the corpus changes."""
+    text = open(os.path.join(ROOT, "docs", "conformance", "testee-protocol.md"),
+                encoding="utf-8").read()
+    num = r"([\d,]+)"
+    m = re.search(r"Over corpus (\S+) \(" + num + r" vectors\) a run is " + num
+                  + r" requests: one `hello`, " + num + r" `decode`, " + num
+                  + r"\s+`sweep` batches carrying " + num + r" prefixes \(" + num
+                  + r" descriptor, " + num + r" KV, " + num + r" file, " + num
+                  + r"\s+stream", text)
+    assert m, "testee-protocol.md § 8: the cost sentence is not where this test looks"
+    version = m.group(1)
+    vectors, requests, decode, batches, prefixes, *per_kind = (
+        int(g.replace(",", "")) for g in m.groups()[1:])
+    with open(os.path.join(VECTORS, "manifest.cbor"), "rb") as f:
+        manifest = cbor2.load(f)
+    assert version == manifest["corpus_version"]
+    assert vectors == decode == manifest["count"] == len(manifest["vectors"])
+    assert requests == 1 + decode + batches
+    assert prefixes == sum(per_kind)
+    proc = subprocess.run([HARNESS, "--vectors", VECTORS], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    swept = [int(n) for n in re.findall(r"^truncation sweep(?: \(\w+\))?: (\d+) prefixes",
+                                       proc.stdout, re.M)]
+    assert swept == per_kind, (swept, per_kind)

@@ -5,7 +5,8 @@
 
 A proxy: it starts the real testee and relays every request and answer, except that when a
 request concerns vector TARGET (its "id"; TARGET "hello" means the hello request, "*" every
-request) it misbehaves in the way MODE says instead of relaying:
+request, "sweep:ID" only the truncation-sweep request of vector ID) it misbehaves in the way
+MODE says instead of relaying:
 
   hang            never answer (sleep)
   crash           die by SIGSEGV              exit         exit with status 3
@@ -76,7 +77,8 @@ def main():
         child.stdin.flush()
         answer = read_frame(child.stdout)
         hit = target == "*" or (target == "hello" and req.get("op") == "hello") or \
-            req.get("id") == target
+            req.get("id") == target or \
+            (req.get("op") == "sweep" and f"sweep:{req.get('id')}" == target)
         if first and mode == "banner":
             write_raw(b"broken testee v0 starting\n")
         first = False
