@@ -107,7 +107,9 @@ HURRAY_API ptrdiff_t hurray_kv_find(const struct hurray_kv *kv, const char *key,
 /* 1 when equal in the sense of HR-KV-11 (floats by bits), else 0. */
 HURRAY_API int hurray_kv_value_equal(const struct hurray_kv_value *a,
                                      const struct hurray_kv_value *b);
-/* 1 when both maps hold the same keys with equal values, in any order. */
+/* 1 when both arrays hold the same entries in the same order: equal keys, values equal as
+ * hurray_kv_value_equal says. A decoded map is in key order (kv.md HR-KV-7), so for two
+ * decoded maps this is map equality; sort an array you built before comparing it. */
 HURRAY_API int hurray_kv_entries_equal(const struct hurray_kv_entry *a, size_t a_count,
                                        const struct hurray_kv_entry *b, size_t b_count);
 
