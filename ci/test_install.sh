@@ -65,13 +65,7 @@ PY
     # python/src, on sys.path; install_smoke.py checked where hurray comes from). One test
     # compiles a helper library with cc: it runs where a compiler is (make test-python,
     # cibuildwheel), not here.
-    cd python/tests
-    PATH="$nocc" "$vpy" -m pytest -q -p no:cacheprovider -x \
-        -k "not test_REQ_DLPACK_DELETER_NOGIL_after_finalisation" \
-        test_package.py test_dtype.py test_device.py test_layout.py test_quant.py \
-        test_descriptor.py test_tensor.py test_factory.py test_errors.py test_file.py \
-        test_stream.py test_kv.py test_composite.py test_numpy.py test_dlpack.py \
-        test_conformance.py test_conformance_containers.py test_typing.py
+    PATH="$nocc" "$vpy" ci/wheel_tests.py "$(pwd)"
     ;;
 *) echo "test_install.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
