@@ -485,6 +485,14 @@ packaging-check: deps
 
 TEST_STEPS += packaging-check sdist-test wheel-test
 
+# The binding built with ASan+UBSan (gcc's runtimes preloaded into the interpreter; ci/asan_python.sh)
+# running the native protocol's and DLPack's tests: the capsules, lists and deleters that cross
+# into other libraries, checked for invalid reads, writes, frees and undefined behaviour.
+.PHONY: python-asan
+python-asan: deps
+	bash ci/asan_python.sh python/tests/test_native.py python/tests/test_dlpack.py
+TEST_STEPS += python-asan
+
 # ------------------------------------------------------------------- docs ---
 # Docs that tell the truth: no dangling or outside-the-repository paths or links, no unknown
 # spec section / HR / REQ ids, no citation of private documents, and no `pip install` of
@@ -644,6 +652,7 @@ Tests (`make test` runs each step of TEST_STEPS and prints a summary):
   fuzz-replay           the corpus and fuzz/regress/ through every fuzz target, no libFuzzer
   fuzz-smoke            fuzz-replay, then each target under libFuzzer for FUZZ_SECONDS
   test-python           the binding's tests (python/tests)
+  python-asan           the native-protocol and DLPack tests against an ASan+UBSan build of the binding
   portability-check     operating-system headers only in the OS layer
   cross-windows         libhurray for Windows x86_64 (mingw-w64), its OS-layer check under Wine
   cross-macos           libhurray for macOS x86_64 and arm64 (zig cc)

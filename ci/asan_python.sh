@@ -5,7 +5,8 @@
 # preloaded into the interpreter) in a scratch virtual environment that borrows the project
 # .venv's packages, then pytest over the given test files (default: the native-protocol, DLPack
 # and tensor tests). Memory-growth tests are deselected: ASan's quarantine grows RSS on purpose.
-# Not part of `make test` (a few minutes); run after changing the extension's C code.
+# `make python-asan` (part of `make test`) runs it over the native protocol's and DLPack's tests;
+# with no arguments it also runs the Tensor tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [[ -x .venv/bin/python ]] || { echo "asan_python: run 'make deps' first" >&2; exit 2; }
