@@ -124,8 +124,8 @@ static PyMethodDef module_methods[] = {
     {"asarray", (PyCFunction)(void (*)(void))hrpy_asarray, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("asarray($module, obj, /, *, copy=None)\n--\n\n"
                "The generic ingest entry point: a hurray.Tensor as is (copy=True: a copy of\n"
-               "every buffer); an object with __hurray__ through hurray.from_hurray once\n"
-               "that exists; a SciPy sparse matrix through from_scipy; a torch.Tensor\n"
+               "every buffer); an object with __hurray__ through hurray.from_hurray\n"
+               "(the native protocol); a SciPy sparse matrix through from_scipy; a torch.Tensor\n"
                "through from_torch; a numpy.ndarray through from_numpy; another __dlpack__\n"
                "producer through from_dlpack; anything else through numpy.asarray, then\n"
                "from_numpy. copy follows the chosen path (None: copy only what must be\n"
