@@ -451,18 +451,18 @@ static void make_composite_file(const char *path) {
 #define KV_LIST_ELEMENTS (1u << 20) /* 16 MiB of list elements */
 
 /* KV_ENTRIES of the smallest entries there are (kv.md § Section layout: 8 header bytes, a
- * key of at most 8 bytes, an 8-byte payload: 24 bytes), each an empty list, with 7-byte keys
- * (the longest that still pads to 8; decoded, a key costs its bytes and a NUL). */
+ * key of at most 8 bytes, an 8-byte payload: 24 bytes), each an empty list, with 8-byte keys
+ * (the longest that fits the 8 bytes; decoded, a key costs its bytes and a NUL). */
 static struct hurray_kv_entry *smallest_kv_entries(char **keys) {
     struct hurray_kv_entry *e = calloc(KV_ENTRIES, sizeof *e);
-    *keys = malloc((size_t)KV_ENTRIES * 8);
+    *keys = malloc((size_t)KV_ENTRIES * 16);
     assert_non_null(e);
     assert_non_null(*keys);
     for (uint32_t i = 0; i < KV_ENTRIES; i++) {
-        char *k = *keys + 8 * (size_t)i;
-        snprintf(k, 8, "k%06x", (unsigned)i);
+        char *k = *keys + 16 * (size_t)i;
+        snprintf(k, 16, "k%07x", (unsigned)i);
         e[i].key = k;
-        e[i].key_len = 7;
+        e[i].key_len = 8;
         e[i].value.type = HURRAY_KV_LIST;
     }
     return e;
