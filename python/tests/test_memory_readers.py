@@ -50,6 +50,10 @@ elif case == "load_kv":
     hurray.load_kv(small)
 elif case == "load_mmap":
     hurray.load(small, mmap=True)
+elif case == "stream-fd":
+    w = hurray.StreamWriter()
+    w.write(hurray.zeros((0,), dtype=hurray.uint8))
+    list(hurray.StreamReader(w.getvalue()))
 base = hwm()
 if case == "stream-fd":
     with hurray.StreamReader(0) as reader:
