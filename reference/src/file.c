@@ -2142,9 +2142,10 @@ int hurray_file_write_fd(int fd, const struct hurray_file_contents *contents,
 }
 
 /* HR-FILE-7: written beside the path (the OS layer keeps the replaced file's
- * mode and follows a symbolic link to its target), flushed to stable storage,
- * and renamed over it, so no reader sees a half-written file and a mapping
- * of the old file keeps its bytes. */
+ * mode and follows a symbolic link to its target), flushed to stable storage
+ * (skipped with HURRAY_FILE_WRITE_NO_SYNC, HR-FILE-18), and renamed over it,
+ * so no reader sees a half-written file and a mapping of the old file keeps
+ * its bytes. */
 int hurray_file_write_path(const char *path, const struct hurray_file_contents *contents,
                            const struct hurray_file_write_options *opt,
                            struct hurray_error *err) {
@@ -2152,6 +2153,8 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
     char tmp[4096 + 64];
     hri_os_fd fd = HRI_OS_NO_FD;
     HR_FAIL_IF(!path, err, HURRAY_E_ARGUMENT, "path", "file_write_path: NULL path");
+    HR_FAIL_IF(opt && (opt->flags & ~(unsigned)HURRAY_FILE_WRITE_NO_SYNC), err,
+               HURRAY_E_ARGUMENT, "flags", "file_write_path: unknown flags 0x%x", opt->flags);
     HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err)); /* before touching the path */
     hri_os_temp_sweep(path); /* HR-FILE-16: leftovers of dead writers of this target */
     int st = hri_os_temp_create(path, tmp, sizeof tmp, &fd, err);
@@ -2161,7 +2164,8 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
     }
     st = emit(&p, contents, NULL, fd, opt, err);
     plan_free(&p);
-    if (st == HURRAY_OK) st = hri_os_sync(fd, tmp, err);
+    if (st == HURRAY_OK && !(opt && (opt->flags & HURRAY_FILE_WRITE_NO_SYNC)))
+        st = hri_os_sync(fd, tmp, err);
     int cst = hri_os_close(&fd, tmp, st == HURRAY_OK ? err : NULL);
     if (st == HURRAY_OK) st = cst;
     if (st == HURRAY_OK) st = hri_os_replace(tmp, path, err);
