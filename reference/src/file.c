@@ -86,9 +86,19 @@ static uint64_t placement_alignment(uint8_t alignment_log2) {
     return a > HURRAY_MIN_BUFFER_ALIGNMENT ? a : HURRAY_MIN_BUFFER_ALIGNMENT;
 }
 
+/* A page of zeros: what padding is compared with, and what the writer emits as padding. */
+static const uint8_t zero_page[HURRAY_PAGE_ALIGNMENT];
+
+/* 1 when p[0..n) are all zero, else 0 and *first = the offset of the first non-zero byte.
+ * Compared a page at a time against zero_page (memcmp: the C library's vectorised loop);
+ * only a page that differs is scanned byte by byte for the offset the error reports. */
 static int is_zero(const uint8_t *p, uint64_t n, uint64_t *first) {
-    for (uint64_t k = 0; k < n; k++)
-        if (p[k] != 0) { *first = k; return 0; }
+    for (uint64_t at = 0; at < n; at += sizeof zero_page) {
+        size_t len = n - at < sizeof zero_page ? (size_t)(n - at) : sizeof zero_page;
+        if (memcmp(p + at, zero_page, len) == 0) continue;
+        for (size_t k = 0;; k++)
+            if (p[at + k] != 0) { *first = at + k; return 0; }
+    }
     return 1;
 }
 
@@ -1984,7 +1994,6 @@ static int build_meta(const struct file_plan *p, const struct hurray_file_conten
 /* The file as a list of byte ranges: metadata, zero padding (from one zero
  * page: every pad is shorter than 4096 bytes), buffers. At most
  * 3 + 2 * n_offsets ranges. */
-static const uint8_t zero_page[HURRAY_PAGE_ALIGNMENT];
 
 struct ranges {
     struct hri_os_iovec *v;
