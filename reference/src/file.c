@@ -2171,7 +2171,10 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
         plan_free(&p);
         return st;
     }
-    st = emit(&p, contents, NULL, fd, opt, err);
+    /* the whole length first: the file system does not then extend the file write by write
+     * (file-container.md § Writing) */
+    st = hri_os_set_size(fd, p.total, tmp, err);
+    if (st == HURRAY_OK) st = emit(&p, contents, NULL, fd, opt, err);
     plan_free(&p);
     if (st == HURRAY_OK && !(opt && (opt->flags & HURRAY_FILE_WRITE_NO_SYNC)))
         st = hri_os_sync(fd, tmp, err);
