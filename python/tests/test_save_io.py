@@ -233,6 +233,7 @@ def test_REQ_SAVE_DURABLE_flush_only_when_durable_HR_FILE_18(tmp_path):
         print(json.dumps([
             n(lambda: hurray.save(p, {{"a": a}})),
             n(lambda: hurray.save(p, {{"a": a}}, durable=True)),
+            n(lambda: hurray.save(p, {{"a": a}}, durable=None)),
             n(lambda: hurray.save(p, {{"a": a}}, durable=False)),
             n(lambda: hurray.numpy.save_file({{"a": a}}, p, durable=False)),
             n(lambda: hurray.numpy.save_file({{"a": a}}, p)),
@@ -246,8 +247,9 @@ def test_REQ_SAVE_DURABLE_flush_only_when_durable_HR_FILE_18(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     got = [int(x) for x in r.stdout.strip().splitlines()[-1].strip("[]").split(",")]
-    assert got[0] >= 1 and got[1] >= 1 and got[4] >= 1 and got[7] >= 1, got
-    assert got[2] == got[3] == got[5] == got[6] == 0, got
+    # None is the default (flushed), not a false value
+    assert got[0] >= 1 and got[1] >= 1 and got[2] >= 1 and got[5] >= 1 and got[8] >= 1, got
+    assert got[3] == got[4] == got[6] == got[7] == 0, got
 
 
 def test_REQ_SAVE_DURABLE_same_file_same_replace_HR_FILE_18(tmp_path):

@@ -363,8 +363,9 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
     hrpy_state *st = hrpy_state_from_module(module);
     if (hrpy_bind("save", args, nargs, kwnames, names, 5 + N_IO_LIMITS, 3, 2, a) < 0)
         return NULL;
-    /* durable=False: file-container.md HR-FILE-18 (no flush before the rename) */
-    int durable = a[4] == NULL ? 1 : PyObject_IsTrue(a[4]);
+    /* durable=False: file-container.md HR-FILE-18 (no flush before the rename); None is the
+     * default (flushed), never a false value that would skip the flush */
+    int durable = a[4] == NULL || a[4] == Py_None ? 1 : PyObject_IsTrue(a[4]);
     if (durable < 0) return NULL;
     path = path_arg(a[0], "save");
     if (path == NULL) goto done;
@@ -804,7 +805,8 @@ static PyMethodDef io_methods[] = {
                "for larger contents. The file is written beside `path` (with the mode of the\n"
                "file it replaces; through a symbolic link, its target; leftovers of killed\n"
                "saves of `path` removed first), flushed to stable storage and renamed over\n"
-               "it. durable=False skips the flush only (as np.save and safetensors do):\n"
+               "it. durable=False skips the flush only (as np.save and safetensors do;\n"
+               "None is the default, True):\n"
                "readers still see the old file or the whole new one, but after a crash\n"
                "`path` may hold a partial file. progress: a\n"
                "callable(done_bytes, total_bytes) called between chunks, or True for a bar\n"
