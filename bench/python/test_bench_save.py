@@ -3,11 +3,18 @@ in the same run.
 
 Sets: `2000x4KiB` (2,000 float32 tensors of 4 KiB: per-tensor cost) and `64MiB` (8 x 8 MiB:
 throughput). Groups, per set:
-  save-<set>   hurray.save(path, {name: ndarray})   (NumPy arrays as values: ingest included)
-               vs raw: open + one write of the same total bytes + fsync + rename (the floor of an
-               atomic replace; hurray's writer also flushes before it renames)
-               vs safetensors.numpy.save_file
+  save-<set>   hurray.save(path, {name: ndarray})   (NumPy arrays as values: ingest included;
+               flushed before the rename, file-container.md HR-FILE-7)
+               hurray.save(path, ..., durable=False) (no flush, HR-FILE-18)
+               vs raw: open + one write of the same total bytes + fsync + rename (the floor of a
+               durable atomic replace: what save() is compared with)
+               vs raw: the same without the fsync (the floor of an atomic replace: what
+               save(durable=False) is compared with)
+               vs safetensors.numpy.save_file (which never flushes)
 The ratio lines (conftest.py) give hurray / anchor at min and mean; the throughput lines GiB/s.
+Each pairing is printed; read save() against the fsync anchor and durable=False against the
+other. Benchmarks run one after another (pytest-benchmark): on a shared machine alternate
+whole runs, or use the interleaved rounds of bench/io_rounds.py.
 
     .venv/bin/python -m pytest bench/python/test_bench_save.py --benchmark-only
 """
@@ -46,21 +53,40 @@ def test_save_hurray(benchmark, case):
          lambda: hurray.save(path, tensors))
 
 
-def test_save_raw_write_rename(benchmark, case):
+def test_save_hurray_not_durable(benchmark, case):
     name, tensors, d = case
+    path = d / "h-nd.hurray"
+    _run(benchmark, name, sum(a.nbytes for a in tensors.values()), "subject",
+         lambda: hurray.save(path, tensors, durable=False))
+
+
+def _raw_replace(tensors, d, sync):
     blob = b"".join(a.tobytes() for a in tensors.values())
-    path, tmp = d / "raw.bin", d / "raw.bin.tmp"
+    path, tmp = d / f"raw{int(sync)}.bin", d / f"raw{int(sync)}.bin.tmp"
 
     def raw():
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, blob)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.rename(tmp, path)
 
-    _run(benchmark, name, len(blob), "anchor", raw)
+    return len(blob), raw
+
+
+def test_save_raw_write_fsync_rename(benchmark, case):
+    name, tensors, d = case
+    nbytes, raw = _raw_replace(tensors, d, True)
+    _run(benchmark, name, nbytes, "anchor", raw)
+
+
+def test_save_raw_write_rename(benchmark, case):
+    name, tensors, d = case
+    nbytes, raw = _raw_replace(tensors, d, False)
+    _run(benchmark, name, nbytes, "anchor", raw)
 
 
 def test_save_safetensors(benchmark, case):

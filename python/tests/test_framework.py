@@ -58,6 +58,48 @@ def test_REQ_FRAMEWORK_NUMPY_save_file_load_file(tmp_path):
     assert all(np.array_equal(hn.load(hn.save(tensors))[k], tensors[k]) for k in tensors)
 
 
+def test_REQ_FRAMEWORK_TORCH_load_file_progress(tmp_path):
+    import hurray.torch as ht
+
+    p = tmp_path / "t.hr"
+    ht.save_file({"w": torch.ones(40 << 18), "b": torch.zeros(3)}, p)  # 40 MiB of float32
+    calls = []
+    got = ht.load_file(p, progress=lambda done, total: calls.append((done, total)))
+    assert torch.equal(got["w"], torch.ones(40 << 18))
+    total = calls[-1][1]
+    assert total >= 40 << 20 and calls[0] == (0, total) and calls[-1] == (total, total)
+    assert len(calls) >= 4 and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    calls.clear()
+    ht.load_file(p, mmap=True, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(total, total)]  # a mapped load reads nothing: one call
+    loaded = []
+    ht.load_model(torch.nn.Linear(2, 2), _linear_file(tmp_path, ht),
+                  progress=lambda d, t: loaded.append(d))
+    assert loaded and loaded[0] == 0
+    with pytest.raises(TypeError, match="progress"):
+        ht.load_file(p, progress=3)
+
+
+def _linear_file(tmp_path, ht):
+    p = tmp_path / "lin.hr"
+    ht.save_model(torch.nn.Linear(2, 2), p)
+    return p
+
+
+def test_REQ_FRAMEWORK_NUMPY_load_file_progress(tmp_path):
+    import hurray.numpy as hn
+
+    p = tmp_path / "n.hr"
+    hn.save_file({"a": np.ones(40 << 20, np.uint8)}, p, durable=False)
+    calls = []
+    got = hn.load_file(p, progress=lambda done, total: calls.append((done, total)))
+    assert got["a"].shape == (40 << 20,) and bool(got["a"].all())
+    total = calls[-1][1]
+    assert calls[0] == (0, total) and calls[-1] == (total, total) and len(calls) >= 4
+    with pytest.raises(TypeError, match="progress"):
+        hn.load_file(p, progress="yes")
+
+
 class TiedLM(torch.nn.Module):
     """A small language model whose output projection is its embedding (tied weights)."""
 

@@ -1,7 +1,8 @@
 """Python I/O habits of save / load: FileError subclasses by errno, save_bytes / load_bytes,
 load(bytes) pointing at load_bytes, the target's mode and symbolic links, Ctrl-C during a save,
-leftover temporary files of killed saves, and progress= (REQ_FILE_OS_ERRORS, REQ_FILE_BYTES,
-REQ_SAVE_MODE_LINK, REQ_SAVE_INTERRUPT, REQ_SAVE_STALE_TEMP, REQ_SAVE_PROGRESS)."""
+leftover temporary files of killed saves, progress= and durable= (REQ_FILE_OS_ERRORS,
+REQ_FILE_BYTES, REQ_SAVE_MODE_LINK, REQ_SAVE_INTERRUPT, REQ_SAVE_STALE_TEMP, REQ_SAVE_PROGRESS,
+REQ_SAVE_DURABLE)."""
 import builtins
 import os
 import signal
@@ -197,3 +198,82 @@ def test_REQ_SAVE_STALE_TEMP_killed_save_is_cleaned_by_next_save(tmp_path):
     hurray.save(p, {"b": np.zeros(2)})
     assert sorted(_temps(tmp_path)) == sorted([other.name, live.name])
     assert sorted(hurray.load(p)) == ["b"]
+
+
+# ---- durable=False: no flush before the rename (file-container.md HR-FILE-18) --------------
+
+FSYNC_COUNTER = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+static long calls;
+long fsync_calls(void) { return calls; }
+int fsync(int fd) {
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    calls++;
+    return real(fd);
+}
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="LD_PRELOAD: Linux")
+def test_REQ_SAVE_DURABLE_flush_only_when_durable_HR_FILE_18(tmp_path):
+    # the fsync calls the child makes, counted by a preloaded fsync in front of the C
+    # library's (the real one still runs): save flushes by default, durable=False never does,
+    # hurray.numpy / hurray.torch pass the keyword through
+    src, lib = tmp_path / "count.c", tmp_path / "libcount.so"
+    src.write_text(FSYNC_COUNTER)
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", str(src), "-o", str(lib), "-ldl"],
+                   check=True)
+    code = textwrap.dedent(f"""
+        import ctypes, json, numpy as np, torch, hurray, hurray.numpy, hurray.torch
+        count = ctypes.CDLL({str(lib)!r}).fsync_calls
+        p, a = {str(tmp_path / "d.hr")!r}, np.ones(1000, np.float32)
+        def n(fn):
+            before = count(); fn(); return count() - before
+        print(json.dumps([
+            n(lambda: hurray.save(p, {{"a": a}})),
+            n(lambda: hurray.save(p, {{"a": a}}, durable=True)),
+            n(lambda: hurray.save(p, {{"a": a}}, durable=None)),
+            n(lambda: hurray.save(p, {{"a": a}}, durable=False)),
+            n(lambda: hurray.numpy.save_file({{"a": a}}, p, durable=False)),
+            n(lambda: hurray.numpy.save_file({{"a": a}}, p)),
+            n(lambda: hurray.torch.save_file({{"t": torch.ones(3)}}, p, durable=False)),
+            n(lambda: hurray.torch.save_model(torch.nn.Linear(2, 2), p, durable=False)),
+            n(lambda: hurray.torch.save_model(torch.nn.Linear(2, 2), p)),
+        ]))
+    """)
+    env = dict(os.environ, LD_PRELOAD=str(lib))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = [int(x) for x in r.stdout.strip().splitlines()[-1].strip("[]").split(",")]
+    # None is the default (flushed), not a false value
+    assert got[0] >= 1 and got[1] >= 1 and got[2] >= 1 and got[5] >= 1 and got[8] >= 1, got
+    assert got[3] == got[4] == got[6] == got[7] == 0, got
+
+
+def test_REQ_SAVE_DURABLE_same_file_same_replace_HR_FILE_18(tmp_path):
+    p = tmp_path / "s.hr"
+    tensors = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.zeros(3, np.int8)}
+    hurray.save(p, {"old": np.zeros(2)})
+    os.chmod(p, 0o640)
+    m = hurray.load(p, mmap=True)["old"]
+    hurray.save(p, tensors, {"k": 1}, durable=False)
+    # the canonical bytes, written beside and renamed over: mode kept, old mapping intact
+    assert p.read_bytes() == hurray.save_bytes(tensors, {"k": 1})
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o640
+    assert np.array_equal(np.asarray(m), np.zeros(2)) and _temps(tmp_path) == []
+
+    class Bad:
+        def __bool__(self):
+            raise ValueError("no truth here")
+
+    before = p.read_bytes()
+    with pytest.raises(ValueError, match="no truth here"):
+        hurray.save(p, {"x": np.ones(3)}, durable=Bad())
+    assert p.read_bytes() == before and _temps(tmp_path) == []
+    # a cancelled durable=False save leaves the target as it was
+    with pytest.raises(RuntimeError, match="stop"):
+        hurray.save(p, {"a": np.ones(40 << 20, np.uint8)}, durable=False,
+                    progress=lambda d, t: (_ for _ in ()).throw(RuntimeError("stop")))
+    assert p.read_bytes() == before and _temps(tmp_path) == []

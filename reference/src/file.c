@@ -86,9 +86,19 @@ static uint64_t placement_alignment(uint8_t alignment_log2) {
     return a > HURRAY_MIN_BUFFER_ALIGNMENT ? a : HURRAY_MIN_BUFFER_ALIGNMENT;
 }
 
+/* A page of zeros: what padding is compared with, and what the writer emits as padding. */
+static const uint8_t zero_page[HURRAY_PAGE_ALIGNMENT];
+
+/* 1 when p[0..n) are all zero, else 0 and *first = the offset of the first non-zero byte.
+ * Compared a page at a time against zero_page (memcmp: the C library's vectorised loop);
+ * only a page that differs is scanned byte by byte for the offset the error reports. */
 static int is_zero(const uint8_t *p, uint64_t n, uint64_t *first) {
-    for (uint64_t k = 0; k < n; k++)
-        if (p[k] != 0) { *first = k; return 0; }
+    for (uint64_t at = 0; at < n; at += sizeof zero_page) {
+        size_t len = n - at < sizeof zero_page ? (size_t)(n - at) : sizeof zero_page;
+        if (memcmp(p + at, zero_page, len) == 0) continue;
+        for (size_t k = 0;; k++)
+            if (p[at + k] != 0) { *first = at + k; return 0; }
+    }
     return 1;
 }
 
@@ -1640,7 +1650,7 @@ struct plan_entry {
     const char *name; /* the caller's, or generated in the plan's names block */
     size_t name_len;
     const struct hurray_item *item;
-    size_t desc_len;
+    size_t desc_at, desc_len; /* its encoding: plan->descs[desc_at .. desc_at + desc_len) */
     uint8_t top;
 };
 
@@ -1651,6 +1661,8 @@ struct file_plan {
     size_t names_len, names_used;
     uint64_t *offsets; /* every buffer, index order, data-relative */
     size_t n_offsets;
+    uint8_t *descs; /* every entry's descriptor, encoded once while planning */
+    size_t descs_len, descs_cap;
     uint64_t kv_length, index_length, meta_end, data_offset, data_length, total;
     const struct hurray_allocator *a;
     const struct hurray_limits *lim; /* a reader's limits (HR-FILE-15), or NULL */
@@ -1660,6 +1672,7 @@ static void plan_free(struct file_plan *p) {
     hri_free(p->a, p->entries, p->count * sizeof *p->entries);
     hri_free(p->a, p->names, p->names_len);
     hri_free(p->a, p->offsets, p->n_offsets * sizeof *p->offsets);
+    hri_free(p->a, p->descs, p->descs_cap);
     memset(p, 0, sizeof *p);
 }
 
@@ -1792,11 +1805,47 @@ static int name_entry(int st, const struct plan_entry *e, size_t i, struct hurra
     return st;
 }
 
-static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_limits *lim,
-                            struct hurray_error *err) {
+/* Encodes entry e's descriptor at the end of p->descs (hurray_descriptor_encode: validated
+ * under the format's rules first), growing the block when it is full: the index is then
+ * written from these bytes, and each descriptor is validated and encoded once. */
+static int plan_encode(struct file_plan *p, struct plan_entry *e, struct hurray_error *err) {
+    const struct hurray_descriptor *d = e->item->descriptor;
+    for (;;) {
+        struct hurray_error mine;
+        size_t n = 0, room = p->descs_cap - p->descs_len;
+        hurray_error_clear(&mine);
+        int st = hurray_descriptor_encode(d, p->descs ? p->descs + p->descs_len : NULL, room,
+                                          &n, &mine);
+        if (st == HURRAY_OK) {
+            e->desc_at = p->descs_len;
+            e->desc_len = n;
+            p->descs_len += n;
+            return HURRAY_OK;
+        }
+        if (st != HURRAY_E_ARGUMENT || strcmp(mine.field, "cap") != 0) {
+            if (err) *err = mine;
+            return st;
+        }
+        /* valid, and longer than the room left: twice the block, or more */
+        HR_TRY(hurray_descriptor_encoded_len(d, &n, err));
+        size_t cap = p->descs_cap > ((size_t)4 << 10) ? p->descs_cap : ((size_t)4 << 10);
+        HR_FAIL_IF(cap > SIZE_MAX / 2 || n > SIZE_MAX / 2 - cap, err, HURRAY_E_NOMEM, "file",
+                   "file: out of memory");
+        cap = 2 * cap + n;
+        uint8_t *grown = hri_alloc(p->a, cap);
+        HR_FAIL_IF(!grown, err, HURRAY_E_NOMEM, "file", "file: out of memory");
+        if (p->descs_len) memcpy(grown, p->descs, p->descs_len);
+        hri_free(p->a, p->descs, p->descs_cap);
+        p->descs = grown;
+        p->descs_cap = cap;
+    }
+}
+
+static int check_plan_entry(struct file_plan *p, struct plan_entry *e, size_t i,
+                            const struct hurray_limits *lim, struct hurray_error *err) {
     const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
-    HR_TRY(name_entry(hurray_descriptor_encoded_len(d, &e->desc_len, err), e, i, err));
+    HR_TRY(name_entry(plan_encode(p, e, err), e, i, err));
     /* the reader's limits (HR-FILE-15), through the one descriptor validator */
     if (lim) HR_TRY(name_entry(hurray_descriptor_validate(d, lim, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
@@ -1910,7 +1959,7 @@ static int plan_make(const struct hurray_file_contents *c, const struct hurray_a
     HR_FAIL_IF(!c, err, HURRAY_E_ARGUMENT, "contents", "file: NULL contents");
     int st = plan_entries(p, c, err);
     for (size_t i = 0; st == HURRAY_OK && i < p->count; i++)
-        st = check_plan_entry(&p->entries[i], i, p->lim, err);
+        st = check_plan_entry(p, &p->entries[i], i, p->lim, err);
     if (st == HURRAY_OK) st = check_plan_trees(p, err);
     if (st == HURRAY_OK) st = plan_check_duplicates(p, err);
     if (st == HURRAY_OK && c->kv_count)
@@ -1946,7 +1995,6 @@ static int write_index(struct hri_writer *w, const struct file_plan *p,
     for (size_t i = 0; i < p->count; i++) {
         const struct plan_entry *e = &p->entries[i];
         const struct hurray_descriptor *d = e->item->descriptor;
-        size_t written = 0;
         hri_w_u32(w, (uint32_t)e->name_len);
         hri_w_u8(w, is_composite_item(e->item) ? HURRAY_FILE_KIND_COMPOSITE
                                                : HURRAY_FILE_KIND_TENSOR);
@@ -1955,8 +2003,7 @@ static int write_index(struct hri_writer *w, const struct file_plan *p,
         hri_w_pad8(w);
         HR_FAIL_IF(w->overflowed || w->cap - w->pos < e->desc_len, err, HURRAY_E_INTERNAL,
                    "index", "index: planned length exceeded");
-        HR_TRY(hurray_descriptor_encode(d, w->dst + w->pos, e->desc_len, &written, err));
-        w->pos += written;
+        hri_w_bytes(w, p->descs + e->desc_at, e->desc_len); /* encoded while planning */
         for (unsigned b = 0; b < d->buffer_count; b++) hri_w_u64(w, p->offsets[k++]);
     }
     return HURRAY_OK;
@@ -1984,7 +2031,6 @@ static int build_meta(const struct file_plan *p, const struct hurray_file_conten
 /* The file as a list of byte ranges: metadata, zero padding (from one zero
  * page: every pad is shorter than 4096 bytes), buffers. At most
  * 3 + 2 * n_offsets ranges. */
-static const uint8_t zero_page[HURRAY_PAGE_ALIGNMENT];
 
 struct ranges {
     struct hri_os_iovec *v;
@@ -2142,9 +2188,10 @@ int hurray_file_write_fd(int fd, const struct hurray_file_contents *contents,
 }
 
 /* HR-FILE-7: written beside the path (the OS layer keeps the replaced file's
- * mode and follows a symbolic link to its target), flushed to stable storage,
- * and renamed over it, so no reader sees a half-written file and a mapping
- * of the old file keeps its bytes. */
+ * mode and follows a symbolic link to its target), flushed to stable storage
+ * (skipped with HURRAY_FILE_WRITE_NO_SYNC, HR-FILE-18), and renamed over it,
+ * so no reader sees a half-written file and a mapping of the old file keeps
+ * its bytes. */
 int hurray_file_write_path(const char *path, const struct hurray_file_contents *contents,
                            const struct hurray_file_write_options *opt,
                            struct hurray_error *err) {
@@ -2152,6 +2199,8 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
     char tmp[4096 + 64];
     hri_os_fd fd = HRI_OS_NO_FD;
     HR_FAIL_IF(!path, err, HURRAY_E_ARGUMENT, "path", "file_write_path: NULL path");
+    HR_FAIL_IF(opt && (opt->flags & ~(unsigned)HURRAY_FILE_WRITE_NO_SYNC), err,
+               HURRAY_E_ARGUMENT, "flags", "file_write_path: unknown flags 0x%x", opt->flags);
     HR_TRY(plan_make(contents, write_allocator(opt), write_limits(opt), &p, err)); /* before touching the path */
     hri_os_temp_sweep(path); /* HR-FILE-16: leftovers of dead writers of this target */
     int st = hri_os_temp_create(path, tmp, sizeof tmp, &fd, err);
@@ -2159,9 +2208,13 @@ int hurray_file_write_path(const char *path, const struct hurray_file_contents *
         plan_free(&p);
         return st;
     }
-    st = emit(&p, contents, NULL, fd, opt, err);
+    /* the whole length first: the file system does not then extend the file write by write
+     * (file-container.md § Writing) */
+    st = hri_os_set_size(fd, p.total, tmp, err);
+    if (st == HURRAY_OK) st = emit(&p, contents, NULL, fd, opt, err);
     plan_free(&p);
-    if (st == HURRAY_OK) st = hri_os_sync(fd, tmp, err);
+    if (st == HURRAY_OK && !(opt && (opt->flags & HURRAY_FILE_WRITE_NO_SYNC)))
+        st = hri_os_sync(fd, tmp, err);
     int cst = hri_os_close(&fd, tmp, st == HURRAY_OK ? err : NULL);
     if (st == HURRAY_OK) st = cst;
     if (st == HURRAY_OK) st = hri_os_replace(tmp, path, err);

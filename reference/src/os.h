@@ -157,6 +157,9 @@ void hri_os_temp_sweep(const char *target);
 /* IO with the system's "operation cancelled" number (ECANCELED): a caller's hook
  * stopped the operation. */
 int hri_os_cancelled(struct hurray_error *err, const char *field, const char *what);
+/* Sets the length of a file being written (ftruncate / SetFileInformationByHandle's end of
+ * file), before it is written: the file system then does not extend it write by write. */
+int hri_os_set_size(hri_os_fd fd, uint64_t size, const char *path, struct hurray_error *err);
 /* Flushes a written file to stable storage (fsync / FlushFileBuffers). */
 int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err);
 /* Renames `tmp` over `target` atomically (rename / MoveFileEx with

@@ -603,6 +603,16 @@ int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
                     dest);
 }
 
+int hri_os_set_size(hri_os_fd fd, uint64_t size, const char *path, struct hurray_error *err) {
+    int r;
+    if (size > (uint64_t)INT64_MAX) return hri_os_fail(err, EFBIG, "file", "cannot size", path);
+    do {
+        r = ftruncate((int)fd, (off_t)size);
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) return hri_os_fail(err, errno, "file", "cannot size", path);
+    return HURRAY_OK;
+}
+
 int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err) {
     int r;
 #if defined(F_FULLFSYNC)

@@ -739,6 +739,16 @@ int hri_os_temp_create(const char *target, char *tmp, size_t cap, hri_os_fd *fd,
                     dest);
 }
 
+int hri_os_set_size(hri_os_fd fd, uint64_t size, const char *path, struct hurray_error *err) {
+    FILE_END_OF_FILE_INFO eof;
+    if (size > (uint64_t)INT64_MAX)
+        return win_fail(err, ERROR_FILE_TOO_LARGE, "file", "cannot size", path);
+    eof.EndOfFile.QuadPart = (LONGLONG)size;
+    if (SetFileInformationByHandle(as_handle(fd), FileEndOfFileInfo, &eof, sizeof eof))
+        return HURRAY_OK;
+    return win_fail(err, GetLastError(), "file", "cannot size", path);
+}
+
 int hri_os_sync(hri_os_fd fd, const char *path, struct hurray_error *err) {
     if (FlushFileBuffers(as_handle(fd))) return HURRAY_OK;
     DWORD code = GetLastError();

@@ -1443,7 +1443,7 @@ static int sweep_open(const struct hurray_allocator *a, void *state) {
 static int sweep_write(const struct hurray_allocator *a, void *state) {
     const struct sweep_state *ss = state;
     struct hurray_file_contents c = {ss->s->entries, 3, ss->s->kv, 2};
-    struct hurray_file_write_options opt = {a, NULL, NULL, NULL};
+    struct hurray_file_write_options opt = {a, NULL, NULL, NULL, 0};
     uint64_t len = 0;
     size_t written = 0;
     int st = hurray_file_encoded_len(&c, &opt, &len, NULL);
@@ -2164,7 +2164,7 @@ static void test_HR_FILE_15_writer_refuses_what_a_reader_would(void **state) {
     unlink(path);
     struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
     struct hurray_limits lim;
-    struct hurray_file_write_options opt = {NULL, &lim, NULL, NULL};
+    struct hurray_file_write_options opt = {NULL, &lim, NULL, NULL, 0};
     struct hurray_error err;
     uint64_t len = 0;
 
@@ -2244,7 +2244,7 @@ static void test_HR_FILE_16_temporary_files_progress_and_cancel(void **state) {
     unlink(path);
     struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
     struct progress_log log;
-    struct hurray_file_write_options opt = {NULL, NULL, progress_hook, &log};
+    struct hurray_file_write_options opt = {NULL, NULL, progress_hook, &log, 0};
     struct hurray_error err;
 
     memset(&log, 0, sizeof log);
@@ -2490,6 +2490,94 @@ static void test_HR_FILE_17_load_progress_and_cancel(void **state) {
     unlink(path);
 }
 
+/* HR-FILE-18: the writer's flush, counted. On Linux this program's own fsync
+ * stands in front of the C library's (the library is linked statically into
+ * it), counts the call and makes the real system call: what is counted is
+ * what the writer asked the kernel for. */
+#if defined(__linux__)
+#include <sys/syscall.h>
+long syscall(long number, ...);
+static long fsync_calls;
+int fsync(int fd) {
+    fsync_calls++;
+    return (int)syscall(SYS_fsync, fd);
+}
+#define FSYNC_COUNTED 1
+#else
+static long fsync_calls;
+#define FSYNC_COUNTED 0
+#endif
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    uint8_t *b = malloc((size_t)st.st_size + 1);
+    int fd = open(path, O_RDONLY);
+    assert_true(b && fd >= 0);
+    assert_int_equal(read(fd, b, (size_t)st.st_size), (ssize_t)st.st_size);
+    close(fd);
+    *len = (size_t)st.st_size;
+    return b;
+}
+
+/* HR-FILE-18: HURRAY_FILE_WRITE_NO_SYNC skips the flush and nothing else: the same bytes,
+ * written beside the path and renamed over it (the replaced file's mode kept, no temporary
+ * left); without it the writer flushes. Unknown flags are refused before anything is made. */
+static void test_HR_FILE_18_no_sync_skips_the_flush_only(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "d.hry");
+    unlink(path);
+    struct hurray_file_contents c = {s.entries, 3, s.kv, 2};
+    struct hurray_file_write_options opt = {NULL, NULL, NULL, NULL, 0};
+    struct hurray_error err;
+    size_t len = 0;
+
+    long before = fsync_calls;
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_OK);
+    if (FSYNC_COUNTED) assert_true(fsync_calls - before >= 1); /* durable: flushed */
+    assert_int_equal(chmod(path, 0640), 0);
+
+    opt.flags = HURRAY_FILE_WRITE_NO_SYNC;
+    before = fsync_calls;
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_OK);
+    assert_int_equal(fsync_calls - before, 0);
+    uint8_t *got = read_all(path, &len);
+    assert_int_equal(len, s.len);
+    assert_memory_equal(got, s.bytes, s.len); /* the canonical bytes, as durable writes them */
+    free(got);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640); /* a new file renamed over: mode kept */
+    assert_int_equal(count_temps(), 0);
+
+    /* a progress hook and a cancel behave as without the flag */
+    struct progress_log log;
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    opt.progress = progress_hook;
+    opt.progress_ctx = &log;
+    struct hurray_file_contents c1 = {s.entries, 1, NULL, 0};
+    assert_status(hurray_file_write_path(path, &c1, &opt, &err), HURRAY_E_IO);
+    assert_int_equal(err.sys_errno, ECANCELED);
+    assert_int_equal(count_temps(), 0);
+    got = read_all(path, &len);
+    assert_memory_equal(got, s.bytes, s.len); /* untouched */
+    free(got);
+
+    /* unknown flags: ARGUMENT naming the field, nothing created */
+    unlink(path);
+    opt.progress = NULL;
+    opt.flags = 2;
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), HURRAY_E_ARGUMENT);
+    assert_string_equal(err.field, "flags");
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(count_temps(), 0);
+    std_free(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_HR_FILE_1_worked_example),
@@ -2524,6 +2612,7 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_15_writer_refuses_what_a_reader_would),
         cmocka_unit_test(test_HR_FILE_16_temporary_files_progress_and_cancel),
         cmocka_unit_test(test_HR_FILE_17_load_progress_and_cancel),
+        cmocka_unit_test(test_HR_FILE_18_no_sync_skips_the_flush_only),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

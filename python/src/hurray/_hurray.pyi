@@ -675,6 +675,7 @@ def save(
     kv: Mapping[str, _KvValue] | None = None,
     *,
     progress: bool | Callable[[int, int], object] | None = None,
+    durable: bool = True,
     max_descriptor_bytes: int | None = None,
     max_buffer_bytes: int | None = None,
     max_rank: int | None = None,

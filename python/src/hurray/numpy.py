@@ -4,6 +4,8 @@
 ingested as ``hurray.from_numpy`` does; a non-contiguous array is stored as a compact copy of
 its elements); ``load_file(path)`` returns ``{name: numpy.ndarray}``; ``save``/``load`` do the
 same in memory (bytes). ``metadata`` is the file's KV map (``hurray.load_kv`` reads it back).
+``progress=`` (both file functions) and ``durable=`` (``save_file``) are ``hurray.save`` /
+``hurray.load``'s: ``durable=False`` skips the flush to stable storage before the rename.
 Importing this module imports NumPy (``import hurray`` alone does not).
 """
 from __future__ import annotations
@@ -30,16 +32,24 @@ def save_file(
     metadata: _Mapping[str, _KvValue] | None = None,
     *,
     progress: bool | _Callable[[int, int], object] | None = None,
+    durable: bool = True,
 ) -> None:
     """Write ``{name: numpy.ndarray}`` to ``filename`` (``hurray.save`` with arrays)."""
-    _hurray.save(filename, tensors, metadata, progress=progress)
+    _hurray.save(filename, tensors, metadata, progress=progress, durable=durable)
 
 
-def load_file(filename: _Path, *, mmap: bool = False) -> dict[str, _npt.NDArray[_Any]]:
+def load_file(
+    filename: _Path,
+    *,
+    mmap: bool = False,
+    progress: bool | _Callable[[int, int], object] | None = None,
+) -> dict[str, _npt.NDArray[_Any]]:
     """``{name: numpy.ndarray}`` of every top-level tensor of ``filename``.
 
-    Each array shares the loaded tensor's own memory (no second copy)."""
-    return {k: _np.asarray(v) for k, v in _hurray.load(filename, mmap=mmap).items()}
+    Each array shares the loaded tensor's own memory (no second copy). ``progress`` is
+    ``hurray.load``'s."""
+    loaded = _hurray.load(filename, mmap=mmap, progress=progress)
+    return {k: _np.asarray(v) for k, v in loaded.items()}
 
 
 def save(

@@ -7,6 +7,10 @@ safetensors.torch.
   does. Two names for one tensor are two entries (its bytes twice): ``save_model`` is the one
   that stores tied weights once.
 - ``load_file(filename, device="cpu")`` returns ``{name: torch.Tensor}`` on ``device``.
+- ``progress=`` (a callable ``(done_bytes, total_bytes)`` or ``True`` for a bar on stderr) and,
+  on the writers, ``durable=`` are ``hurray.save`` / ``hurray.load``'s: ``durable=False`` skips
+  the flush to stable storage before the rename (a crash may then leave a partial file under
+  the name; readers of a running system still see the old file or the whole new one).
 - ``save(tensors, metadata=None) -> bytes`` / ``load(data, device="cpu")``: the same in memory.
 - ``save_model(model, filename, metadata=None)`` / ``load_model(model, filename, strict=True,
   device="cpu")`` for an ``nn.Module``'s ``state_dict``. Tied weights (names in the state dict
@@ -66,18 +70,20 @@ def save_file(
     metadata: _Mapping[str, _KvValue] | None = None,
     *,
     progress: _Progress = None,
+    durable: bool = True,
 ) -> None:
     """Write ``{name: torch.Tensor}`` to ``filename`` (``hurray.save`` with torch tensors)."""
-    _hurray.save(filename, tensors, metadata, progress=progress)
+    _hurray.save(filename, tensors, metadata, progress=progress, durable=durable)
 
 
 def load_file(
-    filename: _Path, device: _Device = "cpu", *, mmap: bool = False
+    filename: _Path, device: _Device = "cpu", *, mmap: bool = False, progress: _Progress = None
 ) -> dict[str, _torch.Tensor]:
     """``{name: torch.Tensor}`` of every top-level tensor of ``filename``, on ``device``.
 
-    On the CPU each tensor shares the loaded tensor's own memory (no second copy)."""
-    return _to_torch(_hurray.load(filename, mmap=mmap), device)
+    On the CPU each tensor shares the loaded tensor's own memory (no second copy).
+    ``progress`` is ``hurray.load``'s."""
+    return _to_torch(_hurray.load(filename, mmap=mmap, progress=progress), device)
 
 
 def save(
@@ -126,6 +132,7 @@ def save_model(
     metadata: _Mapping[str, _KvValue] | None = None,
     *,
     progress: _Progress = None,
+    durable: bool = True,
 ) -> None:
     """Write ``model.state_dict()`` to ``filename``, tied weights once (see the module doc)."""
     tensors, aliases = _untie(model.state_dict())
@@ -139,15 +146,20 @@ def save_model(
     if aliases:
         kv[ALIAS_NAMES] = list(aliases)
         kv[ALIAS_TARGETS] = list(aliases.values())
-    _hurray.save(filename, tensors, kv or None, progress=progress)
+    _hurray.save(filename, tensors, kv or None, progress=progress, durable=durable)
 
 
 def load_model(
-    model: _torch.nn.Module, filename: _Path, strict: bool = True, device: _Device = "cpu"
+    model: _torch.nn.Module,
+    filename: _Path,
+    strict: bool = True,
+    device: _Device = "cpu",
+    *,
+    progress: _Progress = None,
 ) -> tuple[list[str], list[str]]:
     """Load a file ``save_model`` wrote into ``model`` (``load_state_dict``), tied weights
     restored from their aliases. Returns ``(missing_keys, unexpected_keys)``."""
-    state = load_file(filename, device=device)
+    state = load_file(filename, device=device, progress=progress)
     kv = _hurray.load_kv(filename)
     names, targets = kv.get(ALIAS_NAMES, []), kv.get(ALIAS_TARGETS, [])
     if not (isinstance(names, list) and isinstance(targets, list)):

@@ -80,8 +80,19 @@ struct hurray_file_write_options {
      * NULL: no calls, the whole file in one vectored write sequence. */
     int (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* enum hurray_file_write_flags, OR-ed. 0: hurray_file_write_path flushes the new file
+     * to stable storage before its rename (file-container.md HR-FILE-7). */
+    unsigned flags;
 };
 #define HURRAY_FILE_PROGRESS_CHUNK (UINT64_C(16) << 20)
+
+enum hurray_file_write_flags {
+    /* hurray_file_write_path skips the flush before the rename, and nothing else: still
+     * written beside the path and renamed over it, so a running system's readers see the
+     * old file or the whole new one; after a crash the path may hold a partial file
+     * (file-container.md HR-FILE-18). Other writers ignore it. */
+    HURRAY_FILE_WRITE_NO_SYNC = 1
+};
 
 /* Exact byte length of the canonical file for `contents`. Refuses exactly
  * what the writers refuse (file-container.md § Writing). */
@@ -105,7 +116,8 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_write_fd(int fd,
  * file-container.md HR-FILE-16; temporary files of the same target left by a dead
  * process of this host are removed first),
  * created exclusively, with the mode of the file it replaces, else 0666 less
- * the umask), flushes it to stable storage and renames it over `path` (over
+ * the umask), flushes it to stable storage (not with HURRAY_FILE_WRITE_NO_SYNC,
+ * HR-FILE-18) and renames it over `path` (over
  * the final target when `path` is a symbolic link, which keeps the link): no
  * reader sees a half-written file, and a reader holding a mapping of the old
  * file keeps its bytes (file-container.md HR-FILE-7). Validation happens

@@ -291,7 +291,7 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
     j->contents = (struct hurray_file_contents){j->entries, (size_t)j->n, j->kv.entries,
                                                 j->kv.count};
     if (total == NULL) return 0;
-    struct hurray_file_write_options opt = {NULL, &j->limits, NULL, NULL};
+    struct hurray_file_write_options opt = {NULL, &j->limits, NULL, NULL, 0};
     int status = hurray_file_encoded_len(&j->contents, &opt, total, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err); /* the caller's contents */
@@ -344,15 +344,16 @@ static int progress_arg(PyObject *arg, const char *what, PyObject *path, PyObjec
     return *out == NULL ? -1 : 0;
 }
 
-/* save(path, tensors, kv=None, *, progress=None, max_...=None) */
+/* save(path, tensors, kv=None, *, progress=None, durable=True, max_...=None) */
 static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
     static const char *const names[] = {"path",
                                         "tensors",
                                         "kv",
                                         "progress",
+                                        "durable",
                                         HRPY_FILE_LIMIT_KEYWORDS};
-    PyObject *a[4 + N_IO_LIMITS];
+    PyObject *a[5 + N_IO_LIMITS];
     PyObject *path = NULL, *result = NULL;
     struct save_job job;
     struct save_progress prog = {NULL};
@@ -360,18 +361,23 @@ static PyObject *io_save(PyObject *module, PyObject *const *args, Py_ssize_t nar
     hurray_error_clear(&err);
     memset(&job, 0, sizeof job);
     hrpy_state *st = hrpy_state_from_module(module);
-    if (hrpy_bind("save", args, nargs, kwnames, names, 4 + N_IO_LIMITS, 3, 2, a) < 0)
+    if (hrpy_bind("save", args, nargs, kwnames, names, 5 + N_IO_LIMITS, 3, 2, a) < 0)
         return NULL;
+    /* durable=False: file-container.md HR-FILE-18 (no flush before the rename); None is the
+     * default (flushed), never a false value that would skip the flush */
+    int durable = a[4] == NULL || a[4] == Py_None ? 1 : PyObject_IsTrue(a[4]);
+    if (durable < 0) return NULL;
     path = path_arg(a[0], "save");
     if (path == NULL) goto done;
-    if (save_job_make(st, module, "save", a[1], a[2], a + 4, &job, NULL) < 0) goto done;
+    if (save_job_make(st, module, "save", a[1], a[2], a + 5, &job, NULL) < 0) goto done;
     PyObject *shown = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
                                                        PyBytes_GET_SIZE(path));
     int pst = shown == NULL ? -1 : progress_arg(a[3], "save", shown, &prog.callback);
     Py_XDECREF(shown);
     if (pst < 0) goto done;
     const char *cpath = PyBytes_AS_STRING(path);
-    struct hurray_file_write_options opt = {NULL, &job.limits, save_progress_hook, &prog};
+    struct hurray_file_write_options opt = {NULL, &job.limits, save_progress_hook, &prog,
+                                            durable ? 0u : (unsigned)HURRAY_FILE_WRITE_NO_SYNC};
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = hurray_file_write_path(cpath, &job.contents, &opt, &err);
@@ -419,7 +425,7 @@ static PyObject *io_save_bytes(PyObject *module, PyObject *const *args, Py_ssize
     size_t written = 0;
     int status;
     uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
-    struct hurray_file_write_options opt = {NULL, &job.limits, NULL, NULL};
+    struct hurray_file_write_options opt = {NULL, &job.limits, NULL, NULL, 0};
     Py_BEGIN_ALLOW_THREADS
     status = hurray_file_encode(&job.contents, &opt, dst, (size_t)total, &written, &err);
     Py_END_ALLOW_THREADS
@@ -782,7 +788,7 @@ static PyMethodDef io_methods[] = {
                "A standalone KV section as load_kv returns it (a dict). For the conformance\n"
                "corpus.")},
     {"save", (PyCFunction)(void (*)(void))io_save, METH_FASTCALL | METH_KEYWORDS,
-     PyDoc_STR("save($module, /, path, tensors, kv=None, *, progress=None,\n"
+     PyDoc_STR("save($module, /, path, tensors, kv=None, *, progress=None, durable=True,\n"
                "     max_descriptor_bytes=None, max_buffer_bytes=None,\n"
                "     max_rank=None, max_composite_depth=None, max_composite_members=None,\n"
                "     max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
@@ -798,7 +804,11 @@ static PyMethodDef io_methods[] = {
                "and format rules), nothing is written; pass the same max_* to save and load\n"
                "for larger contents. The file is written beside `path` (with the mode of the\n"
                "file it replaces; through a symbolic link, its target; leftovers of killed\n"
-               "saves of `path` removed first), flushed and renamed over it. progress: a\n"
+               "saves of `path` removed first), flushed to stable storage and renamed over\n"
+               "it. durable=False skips the flush only (as np.save and safetensors do;\n"
+               "None is the default, True):\n"
+               "readers still see the old file or the whole new one, but after a crash\n"
+               "`path` may hold a partial file. progress: a\n"
                "callable(done_bytes, total_bytes) called between chunks, or True for a bar\n"
                "on stderr. Ctrl-C (or an exception from progress) stops the write between\n"
                "chunks: the temporary file is removed and `path` left as it was. I/O\n"

@@ -85,6 +85,38 @@ static int file_find(FileObject *self, struct hurray_file *f, PyObject *name, si
     return -1;
 }
 
+/* The prologue of the methods that take a name: the module state, a use of the C file
+ * (file_use) and the entry `name` names. Returns the file with the use held (the caller
+ * ends it with file_done) and *st, *index set; NULL with an exception set and no use held
+ * when the handle is closed or the name is not in the file. */
+static struct hurray_file *file_entry(FileObject *self, PyObject *name, hrpy_state **st,
+                                      size_t *index) {
+    *st = hrpy_state_from_type(Py_TYPE(self));
+    struct hurray_file *f = *st == NULL ? NULL : file_use(self);
+    if (f == NULL) return NULL;
+    if (file_find(self, f, name, index) < 0) {
+        file_done(self);
+        return NULL;
+    }
+    return f;
+}
+
+/* Decodes entry i's descriptor into *d (initialised here) and ends the use file_entry
+ * began. 0, or -1 with the file's error raised and *d reset. */
+static int file_entry_descriptor(FileObject *self, struct hurray_file *f, size_t i,
+                                 hrpy_state *st, struct hurray_descriptor *d) {
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    hurray_descriptor_init(d);
+    d->allocator = &hrpy_raw_allocator;
+    int status = hurray_file_entry_descriptor(f, i, d, &err);
+    file_done(self);
+    if (status == HURRAY_OK) return 0;
+    hurray_descriptor_reset(d);
+    hrpy_io_raise_file(st, status, &err, self->path);
+    return -1;
+}
+
 /* A Tensor through the framework's conversion; a Composite is returned as it is. */
 static PyObject *file_convert(FileObject *self, PyObject *obj) {
     if (obj == NULL || self->convert == NULL) return obj;
@@ -165,22 +197,12 @@ static PyObject *file_metadata(PyObject *op, PyObject *Py_UNUSED(ignored)) {
 static PyObject *file_descriptor(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    hrpy_state *st = NULL;
+    struct hurray_file *f = file_entry(self, name, &st, &i);
     if (f == NULL) return NULL;
-    if (file_find(self, f, name, &i) < 0) {
-        file_done(self);
-        return NULL;
-    }
     struct hurray_descriptor d;
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    hurray_descriptor_init(&d);
-    d.allocator = &hrpy_raw_allocator;
-    int status = hurray_file_entry_descriptor(f, i, &d, &err);
-    file_done(self);
-    PyObject *r = status == HURRAY_OK ? hrpy_descriptor_from_c(st, &d)
-                                      : hrpy_io_raise_file(st, status, &err, self->path);
+    if (file_entry_descriptor(self, f, i, st, &d) < 0) return NULL;
+    PyObject *r = hrpy_descriptor_from_c(st, &d);
     hurray_descriptor_reset(&d);
     return r;
 }
@@ -189,13 +211,9 @@ static PyObject *file_descriptor(PyObject *op, PyObject *name) {
 static PyObject *file_get_tensor(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    hrpy_state *st = NULL;
+    struct hurray_file *f = file_entry(self, name, &st, &i);
     if (f == NULL) return NULL;
-    if (file_find(self, f, name, &i) < 0) {
-        file_done(self);
-        return NULL;
-    }
     struct hurray_item *item = NULL;
     struct hurray_error err;
     int status;
@@ -363,13 +381,9 @@ typedef struct {
 static PyObject *file_get_slice(PyObject *op, PyObject *name) {
     FileObject *self = FILEOBJ(op);
     size_t i = 0;
-    hrpy_state *st = hrpy_state_from_type(Py_TYPE(op));
-    struct hurray_file *f = st == NULL ? NULL : file_use(self);
+    hrpy_state *st = NULL;
+    struct hurray_file *f = file_entry(self, name, &st, &i);
     if (f == NULL) return NULL;
-    if (file_find(self, f, name, &i) < 0) {
-        file_done(self);
-        return NULL;
-    }
     if (hurray_file_entry_kind(f, i) != HURRAY_FILE_KIND_TENSOR) {
         file_done(self);
         return hrpy_raise_fmt(st, HRPY_CTX_FILE, HURRAY_E_UNSUPPORTED, "layout",
@@ -377,16 +391,7 @@ static PyObject *file_get_slice(PyObject *op, PyObject *name) {
                               name);
     }
     struct hurray_descriptor d;
-    struct hurray_error err;
-    hurray_error_clear(&err);
-    hurray_descriptor_init(&d);
-    d.allocator = &hrpy_raw_allocator;
-    int status = hurray_file_entry_descriptor(f, i, &d, &err);
-    file_done(self);
-    if (status != HURRAY_OK) {
-        hurray_descriptor_reset(&d);
-        return hrpy_io_raise_file(st, status, &err, self->path);
-    }
+    if (file_entry_descriptor(self, f, i, st, &d) < 0) return NULL;
     SliceObject *s = PyObject_GC_New(SliceObject, st->FileSlice_Type);
     if (s == NULL) {
         hurray_descriptor_reset(&d);
