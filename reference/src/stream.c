@@ -868,6 +868,11 @@ static int source_fill(struct hurray_stream_reader *r, uint8_t *dst, size_t n, s
  * check fails. */
 static int reader_run(struct hurray_stream_reader *r, struct hurray_error *e) {
     while (r->stage != ST_ITEM_DONE && r->stage != ST_END) {
+        /* HR-STREAM-15: a read that finds bytes waiting does not wait (and so
+         * meets no waker): a close is seen here too, between two reads. */
+        if (atomic_load_explicit(&r->state, memory_order_relaxed) & CLOSING)
+            return hri_fail(e, HURRAY_E_IO, "transport",
+                            "stream read: the reader was closed (HR-STREAM-15)");
         uint8_t *dst;
         size_t n, got = 0;
         parser_want(r, &dst, &n);
