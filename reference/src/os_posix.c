@@ -275,6 +275,14 @@ int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hu
     return HURRAY_OK;
 }
 
+void hri_os_discard(void *p, size_t len) {
+#if defined(MADV_FREE)
+    if (p && len) (void)madvise(p, len, MADV_FREE); /* EINVAL before Linux 4.5: a hint */
+#else
+    (void)p, (void)len;
+#endif
+}
+
 void hri_os_release(void *base, size_t len) {
     if (base && len) munmap(base, len);
 }
