@@ -316,23 +316,24 @@ int hri_os_waker_create(struct hri_os_waker **out, struct hurray_error *err) {
     int p[2];
     struct hri_os_waker *w = malloc(sizeof *w);
     HR_FAIL_IF(!w, err, HURRAY_E_NOMEM, "waker", "waker: out of memory");
-#if defined(__linux__) && defined(SYS_pipe2) && defined(O_NONBLOCK)
+#if defined(__linux__) && defined(SYS_pipe2)
     /* one call, both flags set from the start (pipe2 needs _GNU_SOURCE as a function) */
-    int made = (int)syscall(SYS_pipe2, p, O_CLOEXEC | O_NONBLOCK) == 0;
-#else
-    int made = 0;
-#endif
-    if (!made) {
-        if (pipe(p) != 0) {
-            int e = errno;
-            free(w);
-            return hri_os_fail(err, e, "waker", "pipe", NULL);
-        }
-        for (int i = 0; i < 2; i++) {
-            fcntl(p[i], F_SETFD, FD_CLOEXEC);
-            fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
-        }
+    if (syscall(SYS_pipe2, p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int e = errno;
+        free(w);
+        return hri_os_fail(err, e, "waker", "pipe", NULL);
     }
+#else
+    if (pipe(p) != 0) {
+        int e = errno;
+        free(w);
+        return hri_os_fail(err, e, "waker", "pipe", NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(p[i], F_SETFD, FD_CLOEXEC);
+        fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
+    }
+#endif
     w->rd = p[0];
     w->wr = p[1];
     *out = w;
