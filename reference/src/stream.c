@@ -1221,12 +1221,6 @@ static int put(struct hurray_stream_writer *w, const uint8_t *src, size_t n,
         w->len += n;
         return HURRAY_OK;
     }
-    if (n >= w->cap && w->kind == W_FD && w->len) { /* what is staged and src: one writev */
-        struct hri_os_iovec v[2] = {{w->buf, w->len}, {src, n}};
-        w->len = 0;
-        return name_timeout(hri_os_writev_all(w->fd, v, 2, &w->wait, "transport", err), &w->wait,
-                            "stream write", err);
-    }
     HR_TRY(flush(w, err));
     if (n >= w->cap) return transport_write(w, src, n, err);
     memcpy(w->buf, src, n);
