@@ -63,7 +63,7 @@ def pairs():
 
 
 def stream_pairs():
-    import test_bench_stream as tbs
+    import conftest as pipes  # bench/python/conftest.py: the stream benchmarks' pipe helpers
 
     out = []
     for name, size in (("1 MiB", 1 << 20), ("64 MiB", 64 << 20)):
@@ -74,8 +74,9 @@ def stream_pairs():
         w.write(t)
         data = w.getvalue()
         buf = bytearray(len(data))
-        out.append(((f"stream over a pipe, {name}", lambda t=t: tbs.stream_roundtrip(t)),
-                    (f"os.write/os.readv, {name}", lambda d=data, b=buf: tbs.raw_roundtrip(d, b)),
+        out.append(((f"stream over a pipe, {name}", lambda t=t: pipes.run_stream_roundtrip([t])),
+                    (f"os.write/os.readv, {name}",
+                     lambda d=data, b=buf: pipes.run_raw_pipe_roundtrip(d, b)),
                     "<= 1.18x (>= 0.85x throughput)"))
     return out
 

@@ -7,7 +7,86 @@ the hurray path takes three times as long.
 
 Benchmarks marked `guard` form the short subset `make bench-compare` runs against the committed
 baseline (bench/compare.py, bench/baselines/).
+
+The stream benchmarks (test_bench_stream.py, test_bench_io.py's stream-<set>) share their pipe
+helpers through two fixtures here: `stream_roundtrip` (the subject: a StreamWriter thread into
+a pipe, StreamReader over the other end) and `raw_pipe_roundtrip` (the anchor: the same bytes
+with os.write / os.readv into a preallocated buffer), both over the same 1 MiB pipe.
 """
+import fcntl
+import os
+import threading
+
+import pytest
+
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux; elsewhere the pipe keeps its size
+PIECE = 1 << 20
+
+
+def _pipe():
+    r, w = os.pipe()
+    try:  # the same 1 MiB pipe for subject and anchor
+        fcntl.fcntl(w, F_SETPIPE_SZ, PIECE)
+    except OSError:
+        pass
+    return r, w
+
+
+def run_stream_roundtrip(tensors):
+    """Writes `tensors` (one item each) with hurray.StreamWriter from a thread into a pipe and
+    returns every item hurray.StreamReader yields from the other end."""
+    import hurray
+
+    r, w = _pipe()
+
+    def produce():
+        with hurray.StreamWriter(w) as sw:
+            for t in tensors:
+                sw.write(t)
+        os.close(w)
+
+    th = threading.Thread(target=produce)
+    th.start()
+    with hurray.StreamReader(r) as reader:
+        items = list(reader)
+    th.join()
+    os.close(r)
+    return items
+
+
+def run_raw_pipe_roundtrip(data, out):
+    """The same bytes through the same kind of pipe: os.write in 1 MiB pieces from a thread,
+    os.readv into `out` (preallocated). Returns the bytes read."""
+    r, w = _pipe()
+    view = memoryview(data)
+
+    def produce():
+        n = 0
+        while n < len(view):
+            n += os.write(w, view[n:n + PIECE])
+        os.close(w)
+
+    th = threading.Thread(target=produce)
+    th.start()
+    got, mv = 0, memoryview(out)
+    while got < len(mv):
+        k = os.readv(r, [mv[got:got + PIECE]])
+        if k == 0:
+            break
+        got += k
+    th.join()
+    os.close(r)
+    return got
+
+
+@pytest.fixture(scope="session")
+def stream_roundtrip():
+    return run_stream_roundtrip
+
+
+@pytest.fixture(scope="session")
+def raw_pipe_roundtrip():
+    return run_raw_pipe_roundtrip
 
 
 def pytest_configure(config):

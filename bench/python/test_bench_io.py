@@ -23,9 +23,7 @@ throughput lines give GiB/s (set bytes / min time); the ratio lines are hurray /
 
     make bench-python      # or: .venv/bin/python -m pytest bench/python/test_bench_io.py --benchmark-only
 """
-import fcntl
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -194,72 +192,21 @@ def test_load_mmap_anchor_torch_mmap(benchmark, case, files):
 
 # ---- stream over a pipe ------------------------------------------------------------------------------
 
-F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+# the pipe helpers are conftest.py's fixtures (shared with test_bench_stream.py)
 
 
-def _pipe():
-    r, w = os.pipe()
-    try:  # the same 1 MiB pipe for subject and anchor
-        fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
-    except OSError:
-        pass
-    return r, w
-
-
-def _stream_roundtrip(tensors):
-    r, w = _pipe()
-
-    def produce():
-        with hurray.StreamWriter(w) as sw:
-            for t in tensors:
-                sw.write(t)
-        os.close(w)
-
-    th = threading.Thread(target=produce)
-    th.start()
-    with hurray.StreamReader(r) as reader:
-        items = list(reader)
-    th.join()
-    os.close(r)
-    return items
-
-
-def _raw_pipe_copy(data, out):
-    r, w = _pipe()
-    view = memoryview(data)
-
-    def produce():
-        n = 0
-        while n < len(view):
-            n += os.write(w, view[n:n + (1 << 20)])
-        os.close(w)
-
-    th = threading.Thread(target=produce)
-    th.start()
-    got = 0
-    mv = memoryview(out)
-    while True:
-        k = os.readv(r, [mv[got:got + (1 << 20)]]) if got < len(mv) else 0
-        if k == 0:
-            break
-        got += k
-    th.join()
-    os.close(r)
-    return got
-
-
-def test_stream_hurray_pipe(benchmark, case):
+def test_stream_hurray_pipe(benchmark, case, stream_roundtrip):
     tensors = list(case["tensors"].values())
-    items = _run(benchmark, case, "stream", "subject", _stream_roundtrip, tensors)
+    items = _run(benchmark, case, "stream", "subject", stream_roundtrip, tensors)
     assert len(items) == len(tensors)
     assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(tensors, items))
 
 
-def test_stream_anchor_raw_pipe(benchmark, case):
+def test_stream_anchor_raw_pipe(benchmark, case, raw_pipe_roundtrip):
     w = hurray.StreamWriter()
     for t in case["tensors"].values():
         w.write(t)
     data = w.getvalue()  # the same bytes the stream carries
     out = bytearray(len(data))
-    got = _run(benchmark, case, "stream", "anchor", _raw_pipe_copy, data, out)
+    got = _run(benchmark, case, "stream", "anchor", raw_pipe_roundtrip, data, out)
     assert got == len(data) and out == data

@@ -39,7 +39,7 @@ def hwm():
 case, path = sys.argv[1], sys.argv[2]
 size = os.path.getsize(path)
 data = None
-if case in ("decode", "stream"):
+if case in ("decode", "stream", "annotated-kept", "annotated-streamed"):
     with open(path, "rb") as f:
         data = f.read()
 members = None
@@ -55,6 +55,14 @@ if case == "decode":
 elif case == "stream":
     keep = list(hurray.StreamReader(data))
     assert len(keep) == 1 and keep[0].member_count == int(sys.argv[3])
+elif case == "annotated-kept":
+    keep = list(hurray.StreamReader(data).items())
+    assert len(keep) == int(sys.argv[3]) and len(keep[-1].metadata) == int(sys.argv[4])
+elif case == "annotated-streamed":
+    n = 0
+    for item in hurray.StreamReader(data).items():
+        n += len(item.metadata) == int(sys.argv[4]) and item.name is not None
+    assert n == int(sys.argv[3])
 elif case == "load":
     keep = hurray.load(path)
     assert len(keep) == int(sys.argv[3])
@@ -111,6 +119,40 @@ def test_HR_STREAM_8_reader_memory_follows_input(tmp_path):
     path = tmp_path / "composite.hrsf"
     path.write_bytes(writer.getvalue())
     check("stream", path, MEMBERS)
+
+
+ANNOTATED_ITEMS = 4000
+ANNOTATION_ENTRIES = 60
+
+
+def annotated_stream(tmp_path):
+    """4,000 items, each a name and a 60-entry metadata map (int64 values; ~1.4 KiB of
+    annotation frame) before the smallest tensor: ~6.2 MB, nearly all annotation."""
+    writer = hurray.StreamWriter()
+    t = tiny()
+    for i in range(ANNOTATED_ITEMS):
+        md = {f"k{j:02d}": i * ANNOTATION_ENTRIES + j for j in range(ANNOTATION_ENTRIES)}
+        writer.write(t, name=f"item{i}", metadata=md)
+    path = tmp_path / "annotated.hrsf"
+    path.write_bytes(writer.getvalue())
+    return path
+
+
+def test_HR_STREAM_17_annotated_stream_memory_follows_input(tmp_path):
+    """Every item of an annotation-heavy stream kept, as StreamItem(name, value, metadata):
+    each map becomes a dict of 60 entries (measured ~4x the input)."""
+    check("annotated-kept", annotated_stream(tmp_path), ANNOTATED_ITEMS, ANNOTATION_ENTRIES)
+
+
+def test_HR_STREAM_18_annotated_stream_read_streaming(tmp_path):
+    """The same stream read item by item, nothing kept: the reader holds one annotation at
+    a time (the yielded item's, until the next read), so memory does not follow the stream's
+    length (measured ~0x)."""
+    path = annotated_stream(tmp_path)
+    size, growth = measure("annotated-streamed", path, ANNOTATED_ITEMS, ANNOTATION_ENTRIES)
+    print(f"annotated-streamed: input {size} bytes, peak growth {growth} bytes "
+          f"({growth / size:.2f}x)")
+    assert growth <= BUDGET_SLACK + size // 8, (size, growth)
 
 
 def _descriptor(dtype, layout, shape, params):

@@ -4,6 +4,8 @@
  * hurray_item_destroy follows the allocation convention item.h states; the
  * hri_item_* builders (item_internal.h) are the one place that convention is
  * produced, so readers never free a block with another size than its own. */
+#include <stdatomic.h>
+
 #include "item_internal.h"
 #include "os.h"
 
@@ -55,6 +57,45 @@ int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t 
     return HURRAY_OK;
 }
 
+/* stream.md HR-STREAM-16 (informative): the reservation its owner released
+ * last, if at most HRI_KEEP_MAX_BYTES, is kept -- its contents discarded to the
+ * system (which may take the pages back) -- for the next reservation of the
+ * same size and alignment, which then pays no page faults for pages the system
+ * left in place. A stream of same-sized items read one after another thus
+ * reuses one block. One slot for the process; whoever finds it holding a
+ * block of another size releases that block. */
+static _Atomic(uint8_t *) kept_reservation;
+
+static void release_reservation(uint8_t *data) {
+    struct buffer_header h;
+    memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
+    hri_os_release(h.raw, h.total);
+}
+
+static void keep_reservation(uint8_t *data, const struct buffer_header *h) {
+    size_t page = hri_os_page_size();
+    size_t first = page; /* the header's page stays as it is */
+    if (h->total > HRI_KEEP_MAX_BYTES || h->total <= first) {
+        hri_os_release(h->raw, h->total);
+        return;
+    }
+    hri_os_discard(h->raw + first, (h->total - first) - (h->total - first) % page);
+    uint8_t *old = atomic_exchange(&kept_reservation, data);
+    if (old) release_reservation(old);
+}
+
+/* The kept reservation, if its size and data offset are these; else NULL (a
+ * kept block of another shape is released). */
+static uint8_t *take_reservation(size_t total, size_t align) {
+    uint8_t *p = atomic_exchange(&kept_reservation, NULL);
+    if (!p) return NULL;
+    struct buffer_header h;
+    memcpy(&h, p - BUFFER_HEADER_BYTES, sizeof h);
+    if (h.total == total && (size_t)(p - h.raw) == align) return p;
+    hri_os_release(h.raw, h.total);
+    return NULL;
+}
+
 /* stream.md HR-STREAM-16: a buffer of HRI_COMMIT_STEP bytes or more is reserved
  * address space -- its header in the first `align` bytes (committed at once),
  * its data from `align` on, both in one reservation whose address never
@@ -70,6 +111,11 @@ int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t s
     HR_FAIL_IF(size > SIZE_MAX - align - page, err, HURRAY_E_NOMEM, "buffer",
                "buffer: %llu bytes exceed the address space", (unsigned long long)size);
     struct buffer_header h = {NULL, (size_t)size + align, FROM_RESERVATION, 0};
+    uint8_t *again = take_reservation(h.total, align);
+    if (again) { /* committed as far as its last owner's bytes came: more as they come */
+        *data = again;
+        return HURRAY_OK;
+    }
     void *base = NULL;
     HR_TRY(hri_os_reserve(h.total, &base, err));
     h.raw = base; /* page-aligned, so raw + align is aligned to align */
@@ -99,7 +145,7 @@ void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *
     if (!data) return;
     memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
     if (h.source == FROM_RESERVATION)
-        hri_os_release(h.raw, h.total);
+        keep_reservation(data, &h);
     else
         hri_free(allocator, h.raw, h.total);
 }

@@ -29,6 +29,9 @@ int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err
  * hurray_item_buffer_alloc. */
 int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
                             uint8_t alignment_log2, uint8_t **data, struct hurray_error *err);
+/* The largest reservation (data and alignment) kept, once released, for the
+ * next of the same size (item.c, stream.md HR-STREAM-16): 64 MiB of data. */
+#define HRI_KEEP_MAX_BYTES (((size_t)64 << 20) + 4096u)
 /* Commits the first `upto` bytes of such a buffer (rounded up to pages); a
  * no-op for one allocated whole. `upto` <= its size. */
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);

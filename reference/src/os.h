@@ -87,6 +87,12 @@ int hri_os_reserve(size_t len, void **base, struct hurray_error *err);
  * to pages (and clipped to the reservation); committing a committed range again is
  * harmless. NOMEM when the system refuses. */
 int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hurray_error *err);
+/* Says that the contents of [p, p + len) -- committed, page-aligned -- are no longer
+ * needed: the system may take the pages back when it runs short (they then read as
+ * zeros) or leave them in place. The range stays committed and writable; writing it
+ * again costs no fault for a page the system left (POSIX MADV_FREE, Windows
+ * MEM_RESET). A hint: a system without it ignores it. */
+void hri_os_discard(void *p, size_t len);
 /* Returns a whole reservation, committed or not, to the system. NULL-tolerant. */
 void hri_os_release(void *base, size_t len);
 

@@ -35,6 +35,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 
 #include "internal.h"
 #include "os.h"
@@ -272,6 +275,14 @@ int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hu
     return HURRAY_OK;
 }
 
+void hri_os_discard(void *p, size_t len) {
+#if defined(MADV_FREE)
+    if (p && len) (void)madvise(p, len, MADV_FREE); /* EINVAL before Linux 4.5: a hint */
+#else
+    (void)p, (void)len;
+#endif
+}
+
 void hri_os_release(void *base, size_t len) {
     if (base && len) munmap(base, len);
 }
@@ -305,6 +316,14 @@ int hri_os_waker_create(struct hri_os_waker **out, struct hurray_error *err) {
     int p[2];
     struct hri_os_waker *w = malloc(sizeof *w);
     HR_FAIL_IF(!w, err, HURRAY_E_NOMEM, "waker", "waker: out of memory");
+#if defined(__linux__) && defined(SYS_pipe2)
+    /* one call, both flags set from the start (pipe2 needs _GNU_SOURCE as a function) */
+    if (syscall(SYS_pipe2, p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int e = errno;
+        free(w);
+        return hri_os_fail(err, e, "waker", "pipe", NULL);
+    }
+#else
     if (pipe(p) != 0) {
         int e = errno;
         free(w);
@@ -314,6 +333,7 @@ int hri_os_waker_create(struct hri_os_waker **out, struct hurray_error *err) {
         fcntl(p[i], F_SETFD, FD_CLOEXEC);
         fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
     }
+#endif
     w->rd = p[0];
     w->wr = p[1];
     *out = w;
@@ -393,10 +413,48 @@ static int must_poll_first(const struct hri_os_wait *w) {
     return w && (w->timeout_ms >= 0 || w->waker || w->on_eintr);
 }
 
+/* Linux: a read or write that never blocks, whatever the descriptor's own
+ * flags say (RWF_NOWAIT is a flag of the call, not of the open file the caller
+ * shares with us). A stream tries one before it polls: while the peer keeps up
+ * the transfer costs one system call, not a poll and a call, and a write moves
+ * as much as the pipe has room for, not PIPE_BUF. -1 with EAGAIN when it would
+ * block; -1 with another errno (ENOSYS elsewhere, EOPNOTSUPP for a kernel or
+ * descriptor without it) sends the caller to the wait-first path. */
+#if defined(__linux__) && defined(SYS_preadv2) && defined(SYS_pwritev2)
+#define HRI_RWF_NOWAIT 0x00000008 /* linux/fs.h */
+static ssize_t nowait_readv(int fd, const struct iovec *v, int k) {
+    /* offset -1 (both halves): the descriptor's own position, as read() */
+    return (ssize_t)syscall(SYS_preadv2, fd, v, k, -1L, -1L, HRI_RWF_NOWAIT);
+}
+static ssize_t nowait_writev(int fd, const struct iovec *v, int k) {
+    return (ssize_t)syscall(SYS_pwritev2, fd, v, k, -1L, -1L, HRI_RWF_NOWAIT);
+}
+#else
+static ssize_t nowait_readv(int fd, const struct iovec *v, int k) {
+    (void)fd, (void)v, (void)k;
+    errno = ENOSYS;
+    return -1;
+}
+static ssize_t nowait_writev(int fd, const struct iovec *v, int k) {
+    return nowait_readv(fd, v, k);
+}
+#endif
+
 int hri_os_read(hri_os_fd fd, void *dst, size_t cap, size_t *got, const struct hri_os_wait *w,
                 const char *field, struct hurray_error *err) {
     if (cap > IO_CHUNK) cap = IO_CHUNK;
-    if (must_poll_first(w)) HR_TRY(wait_ready((int)fd, POLLIN, w, field, "stream read", err));
+    if (must_poll_first(w)) {
+        /* Bytes already there are taken without a wait. Nothing yet, an end
+         * (which may be a FIFO with no writer yet) or no RWF_NOWAIT: the wait
+         * decides, as it always did. */
+        struct iovec v = {dst, cap};
+        ssize_t n = nowait_readv((int)fd, &v, 1);
+        if (n > 0) {
+            *got = (size_t)n;
+            return HURRAY_OK;
+        }
+        HR_TRY(wait_ready((int)fd, POLLIN, w, field, "stream read", err));
+    }
     for (;;) {
         ssize_t n = read((int)fd, dst, cap);
         if (n >= 0) {
@@ -434,6 +492,12 @@ static enum write_kind timed_write_kind(int fd) {
 #define MSG_NOSIGNAL 0 /* macOS: SIGPIPE as for write(); callers ignore it (stream.md) */
 #endif
 
+/* Whether a failed non-blocking attempt leaves the wait-first path to decide:
+ * no room yet, or no RWF_NOWAIT here (a real error is reported by that path). */
+static int try_again_waiting(int e) {
+    return is_would_block(e) || e == ENOSYS || e == EOPNOTSUPP || e == EINVAL;
+}
+
 int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count,
                       const struct hri_os_wait *w, const char *field, struct hurray_error *err) {
     struct iovec v[IOV_BATCH];
@@ -441,13 +505,18 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
     int timed = must_poll_first(w);
     enum write_kind kind = timed ? timed_write_kind((int)fd) : WK_PLAIN;
     size_t cap = kind == WK_PIECES ? (size_t)PIPE_BUF : IO_CHUNK;
+    /* Timed, to a socket or a pipe: each batch is first tried whole without
+     * blocking (MSG_DONTWAIT, RWF_NOWAIT); only when that would block does the
+     * wait run, followed by one call that cannot block (a PIPE_BUF piece). */
+    int can_try = timed && kind != WK_PLAIN;
+    int eager = can_try;
     while (i < count) {
         int k = 0;
-        size_t total = 0;
-        for (size_t j = i; j < count && k < IOV_BATCH && total < cap; j++) {
+        size_t total = 0, lim = eager ? IO_CHUNK : cap;
+        for (size_t j = i; j < count && k < IOV_BATCH && total < lim; j++) {
             size_t off = j == i ? skip : 0;
             size_t len = iov[j].len - off;
-            if (len > cap - total) len = cap - total;
+            if (len > lim - total) len = lim - total;
             if (len == 0) continue;
             v[k].iov_base = (void *)((const uint8_t *)iov[j].base + off);
             v[k].iov_len = len;
@@ -455,7 +524,7 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             k++;
         }
         if (k == 0) break; /* only empty ranges left */
-        if (timed) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
+        if (timed && !eager) HR_TRY(wait_ready((int)fd, POLLOUT, w, field, "write", err));
         ssize_t r;
         if (kind == WK_SOCKET) {
             struct msghdr msg;
@@ -463,8 +532,16 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             msg.msg_iov = v;
             msg.msg_iovlen = k;
             r = sendmsg((int)fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else if (eager) {
+            r = nowait_writev((int)fd, v, k);
         } else {
             r = writev((int)fd, v, k);
+        }
+        if (r < 0 && eager && try_again_waiting(errno)) {
+            if (kind != WK_SOCKET && !is_would_block(errno))
+                can_try = 0; /* no RWF_NOWAIT here: wait first from now on */
+            eager = 0;
+            continue;
         }
         if (r < 0) {
             int e = errno;
@@ -480,6 +557,7 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             return hri_os_fail(err, e, field, "write", NULL); /* EPIPE: the reader is gone */
         }
         if (r == 0) return hri_os_fail(err, EIO, field, "write (no progress)", NULL);
+        eager = can_try;
         size_t left = (size_t)r;
         while (i < count && left >= iov[i].len - skip) {
             left -= iov[i].len - skip;

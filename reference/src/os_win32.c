@@ -390,6 +390,11 @@ int hri_os_commit(void *base, size_t reserved, size_t off, size_t len, struct hu
     return HURRAY_OK;
 }
 
+void hri_os_discard(void *p, size_t len) {
+    /* MEM_RESET: the contents are not wanted, the pages stay committed. A hint. */
+    if (p && len) (void)VirtualAlloc(p, len, MEM_RESET, PAGE_READWRITE);
+}
+
 void hri_os_release(void *base, size_t len) {
     (void)len; /* MEM_RELEASE frees the whole reservation: its size must be 0 */
     if (base) VirtualFree(base, 0, MEM_RELEASE);

@@ -581,21 +581,34 @@ static int on_pad(struct hurray_stream_reader *r, struct hurray_error *e) {
     return begin_buffer(r, e);
 }
 
-/* Step 2a (HR-STREAM-12): the end frame. Where a member is due it is
- * CONSTRAINT; outside a composite it ends the stream, and nothing after it is
- * read. */
-static int on_end_frame(struct hurray_stream_reader *r, struct hurray_error *e) {
+/* Steps 2a-2b: an end (0x03) or annotation (0x04) frame stands only outside
+ * a composite (a member is due there: CONSTRAINT) and not right after an
+ * annotation frame (whose item is then missing, or would have two). */
+static int check_top_level_frame(const struct hurray_stream_reader *r, uint8_t kind,
+                                 struct hurray_error *e) {
+    int end = kind == HURRAY_FRAME_END;
+    const char *what = end ? "an end frame (0x03)" : "an annotation frame (0x04)";
     if (r->depth > 0) {
         const struct open_head *top = &r->heads[r->depth - 1];
         return hri_fail_at(e, HURRAY_E_CONSTRAINT, r->frame_start + 4, "frame.kind",
-                           "frame.kind: an end frame (0x03) where member %lu of a composite of "
-                           "%lu is due: the stream ended with the composite unfinished "
-                           "(HR-STREAM-12)",
-                           (unsigned long)top->next, (unsigned long)top->item->member_count);
+                           "frame.kind: %s where member %lu of a composite of %lu is due: %s",
+                           what, (unsigned long)top->next,
+                           (unsigned long)top->item->member_count,
+                           end ? "the stream ended with the composite unfinished (HR-STREAM-12)"
+                               : "only top-level items are annotated (HR-STREAM-18)");
     }
     HR_FAIL_IF(r->ann_pending, e, HURRAY_E_CONSTRAINT, "frame.kind",
-               "frame.kind: an end frame (0x03) right after an annotation frame: the item it "
-               "annotates is missing (HR-STREAM-18)");
+               end ? "frame.kind: an end frame (0x03) right after an annotation frame: the item "
+                     "it annotates is missing (HR-STREAM-18)"
+                   : "frame.kind: an annotation frame (0x04) right after another: an item has "
+                     "at most one (HR-STREAM-18)");
+    return HURRAY_OK;
+}
+
+/* Step 2a (HR-STREAM-12): the end frame ends the stream; nothing after it is
+ * read. */
+static int on_end_frame(struct hurray_stream_reader *r, struct hurray_error *e) {
+    HR_TRY(check_top_level_frame(r, HURRAY_FRAME_END, e));
     r->stage = ST_END;
     r->ended = HURRAY_STREAM_END_FRAME;
     return HURRAY_OK;
@@ -603,20 +616,9 @@ static int on_end_frame(struct hurray_stream_reader *r, struct hurray_error *e) 
 
 /* ---- annotation frames (HR-STREAM-17, -18) ------------------------------------------- */
 
-/* Step 2b: an annotation frame where one may stand: outside a composite, not
- * right after another. */
+/* Step 2b: an annotation frame's head next. */
 static int on_annotation_frame(struct hurray_stream_reader *r, struct hurray_error *e) {
-    if (r->depth > 0) {
-        const struct open_head *top = &r->heads[r->depth - 1];
-        return hri_fail_at(e, HURRAY_E_CONSTRAINT, r->frame_start + 4, "frame.kind",
-                           "frame.kind: an annotation frame (0x04) where member %lu of a "
-                           "composite of %lu is due: only top-level items are annotated "
-                           "(HR-STREAM-18)",
-                           (unsigned long)top->next, (unsigned long)top->item->member_count);
-    }
-    HR_FAIL_IF(r->ann_pending, e, HURRAY_E_CONSTRAINT, "frame.kind",
-               "frame.kind: an annotation frame (0x04) right after another: an item has at "
-               "most one (HR-STREAM-18)");
+    HR_TRY(check_top_level_frame(r, HURRAY_FRAME_ANNOTATION, e));
     r->stage = ST_ANN_HEAD;
     r->filled = 0;
     return HURRAY_OK;
@@ -868,6 +870,11 @@ static int source_fill(struct hurray_stream_reader *r, uint8_t *dst, size_t n, s
  * check fails. */
 static int reader_run(struct hurray_stream_reader *r, struct hurray_error *e) {
     while (r->stage != ST_ITEM_DONE && r->stage != ST_END) {
+        /* HR-STREAM-15: a read that finds bytes waiting does not wait (and so
+         * meets no waker): a close is seen here too, between two reads. */
+        if (atomic_load_explicit(&r->state, memory_order_relaxed) & CLOSING)
+            return hri_fail(e, HURRAY_E_IO, "transport",
+                            "stream read: the reader was closed (HR-STREAM-15)");
         uint8_t *dst;
         size_t n, got = 0;
         parser_want(r, &dst, &n);

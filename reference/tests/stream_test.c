@@ -1927,6 +1927,96 @@ static void test_HR_STREAM_16_reserved_buffers(void **state) {
     free(b.p);
 }
 
+/* A reservation its reader's consumer released is reused for the next buffer of
+ * the same size and alignment (stream.md HR-STREAM-16, informative): the same
+ * address, every byte the new item's (nothing of the old one shows through),
+ * also when the item before failed partway; a buffer of another size gets a
+ * block of its own. */
+static void test_HR_STREAM_16_released_reservation_reused(void **state) {
+    (void)state;
+    const uint64_t n[1] = {(2u << 20) + 3}, m[1] = {(1u << 20) + 9};
+    struct hurray_item *t[4] = {tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 21),
+                                tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 22),
+                                tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 23),
+                                tb_tensor(HURRAY_DTYPE_UINT8, 1, m, 24)};
+    struct bytes b[4];
+    for (int i = 0; i < 4; i++) b[i] = write_items(&t[i], 1, NULL);
+    struct hurray_item *it = NULL;
+    struct hurray_stream_reader *r = NULL;
+    assert_status(hurray_stream_reader_create_memory(b[0].p, b[0].n, NULL, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+    assert_true(tb_item_equal(it, t[0]));
+    const uint8_t *first = it->buffers[0].data;
+    hurray_item_destroy(it); /* released: kept for the next of its size */
+    hurray_stream_reader_destroy(r);
+    /* a second reader, a truncated frame of the same size: fails, its block kept again */
+    assert_status(hurray_stream_reader_create_memory(b[1].p, b[1].n - 4096, NULL, &r, NULL),
+                  HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_E_TRUNCATED);
+    hurray_stream_reader_destroy(r);
+    assert_status(hurray_stream_reader_create_memory(b[2].p, b[2].n, NULL, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+    assert_ptr_equal(it->buffers[0].data, first);
+    assert_true(tb_item_equal(it, t[2]));
+    assert_false(tb_item_equal(it, t[0]));
+    struct hurray_item *kept = it; /* held: the next block is a fresh one */
+    hurray_stream_reader_destroy(r);
+    assert_status(hurray_stream_reader_create_memory(b[3].p, b[3].n, NULL, &r, NULL), HURRAY_OK);
+    assert_status(hurray_stream_reader_next(r, &it, NULL), HURRAY_OK);
+    assert_true(it->buffers[0].data != first);
+    assert_true(tb_item_equal(it, t[3]));
+    hurray_stream_reader_destroy(r);
+    hurray_item_destroy(it);
+    hurray_item_destroy(kept);
+    for (int i = 0; i < 4; i++) {
+        hurray_item_destroy(t[i]);
+        free(b[i].p);
+    }
+}
+
+/* HR-STREAM-15: a read that finds its bytes waiting never waits, so a close
+ * must be seen between reads too -- here made from inside the transport while
+ * a large buffer streams in: the item is dropped, "no more items", no error. */
+struct closing_read {
+    struct trickle t;
+    struct hurray_stream_reader *r;
+    size_t calls;
+};
+
+static int closing_read(void *ctx, uint8_t *dst, size_t cap, size_t *got,
+                        struct hurray_error *err) {
+    struct closing_read *c = ctx;
+    (void)err;
+    if (++c->calls == 3) hurray_stream_reader_close(c->r);
+    size_t k = c->t.n - c->t.pos < cap ? c->t.n - c->t.pos : cap;
+    if (k > 4096) k = 4096;
+    memcpy(dst, c->t.p + c->t.pos, k);
+    c->t.pos += k;
+    *got = k;
+    return HURRAY_OK;
+}
+
+static void test_HR_STREAM_15_close_seen_between_reads(void **state) {
+    (void)state;
+    const uint64_t n[1] = {1u << 20};
+    struct hurray_item *t = tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 31), *it = NULL;
+    struct bytes b = write_items(&t, 1, NULL);
+    struct closing_read c = {{b.p, b.n, 0}, NULL, 0};
+    struct hurray_error err;
+    assert_status(hurray_stream_reader_create_callback(closing_read, &c, NULL, &c.r, NULL),
+                  HURRAY_OK);
+    assert_status(hurray_stream_reader_next(c.r, &it, &err), HURRAY_OK);
+    assert_null(it);
+    assert_int_equal(c.calls, 3); /* not one read more after the close */
+    assert_true(c.t.pos < b.n);
+    assert_status(hurray_stream_reader_next(c.r, &it, &err), HURRAY_OK);
+    assert_null(it);
+    assert_int_equal(hurray_stream_reader_end(c.r), HURRAY_STREAM_NOT_ENDED);
+    hurray_stream_reader_destroy(c.r);
+    hurray_item_destroy(t);
+    free(b.p);
+}
+
 /* ==== allocation failure ======================================================================= */
 
 struct sweep_state {
@@ -2433,6 +2523,8 @@ int main(void) {
         cmocka_unit_test(test_HR_STREAM_16_claim_commits_nothing),
         cmocka_unit_test(test_HR_STREAM_16_large_frame_peak),
         cmocka_unit_test(test_HR_STREAM_16_reserved_buffers),
+        cmocka_unit_test(test_HR_STREAM_16_released_reservation_reused),
+        cmocka_unit_test(test_HR_STREAM_15_close_seen_between_reads),
         cmocka_unit_test(test_HR_STREAM_17_worked_example),
         cmocka_unit_test(test_HR_STREAM_18_round_trip_and_truncation),
         cmocka_unit_test(test_HR_STREAM_17_annotation_checks),
