@@ -81,6 +81,7 @@ enum {
     O_TORCH_DLPACK,  /* "torch.utils.dlpack" */
     O_FROM_DLPACK,   /* "from_dlpack" */
     O_IS_CUDA,       /* "is_cuda" */
+    O_TENSOR,        /* "Tensor" */
     O_COUNT
 };
 _Static_assert(O_COUNT <= HRPY_DLPACK_OBJ_COUNT, "hrpy_state.dlpack_obj is too small");
@@ -1202,7 +1203,7 @@ static int torch_resolve_bits(hrpy_state *st, PyObject *obj, int copy, const cha
     *out = Py_NewRef(obj);
     PyObject *torch = PyImport_GetModule(st->dlpack_obj[O_TORCH]);
     if (torch == NULL) return PyErr_Occurred() ? -1 : 0;
-    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttrString(torch, "Tensor");
+    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttr(torch, st->dlpack_obj[O_TENSOR]);
     int is = cls == NULL ? 0 : PyObject_IsInstance(obj, cls);
     Py_XDECREF(cls);
     if (cls == NULL) PyErr_Clear(); /* a blocked or half-imported torch: not a tensor of it */
@@ -1248,7 +1249,10 @@ static PyObject *from_object(hrpy_state *st, PyObject *obj, int copy, const char
                          Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    has = optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
+    /* The device decides one thing only: whether the producer is asked for the copy that
+     * copy=True/False settles (docs/spec/dlpack.md § The consumer). copy=None asks for none,
+     * so the call is made only when copy is given. */
+    has = copy == -1 ? 0 : optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
     if (has < 0) goto done;
     if (has) {
         int64_t type = 0, id = 0;
@@ -1492,6 +1496,7 @@ int hrpy_dlpack_init(PyObject *module, hrpy_state *st) {
     st->dlpack_obj[O_TORCH_DLPACK] = PyUnicode_InternFromString("torch.utils.dlpack");
     st->dlpack_obj[O_FROM_DLPACK] = PyUnicode_InternFromString("from_dlpack");
     st->dlpack_obj[O_IS_CUDA] = PyUnicode_InternFromString("is_cuda");
+    st->dlpack_obj[O_TENSOR] = PyUnicode_InternFromString("Tensor");
     for (int i = 0; i < O_COUNT; i++)
         if (st->dlpack_obj[i] == NULL) return -1;
     return PyModule_AddFunctions(module, dlpack_module_methods);
