@@ -260,8 +260,8 @@ def test_REQ_LIFETIME_ARRAY_BASE_ndarray_holds_tensor():
     refs = sys.getrefcount(t)
     assert refs == before + 1
     assert b.base is t
-    c = np.asarray(t)
-    assert c.base is t
+    c = np.asarray(t)  # through __array_struct__: NumPy's base is (tensor, capsule)
+    assert holds_tensor(c, t)
     ref = weakref.ref(t)
     del t
     gc.collect()
@@ -329,7 +329,7 @@ def test_REQ_NUMPY_ARRAY_ZERO_COPY_and_copy_keyword():
     with pytest.raises(ValueError, match="copy=False"):
         t.__array__(np.float64, copy=False)
     assert np.array(t, dtype=np.int32).tolist() == [[1, 1, 1]] * 2
-    assert np.array(t, copy=None).base is t
+    assert holds_tensor(np.array(t, copy=None), t)
 
 
 def test_REQ_NUMPY_ARRAY_readonly_source_stays_readonly():
@@ -355,6 +355,62 @@ def test_REQ_NUMPY_ARRAY_INTERFACE_v3():
     assert f.__array_interface__["strides"] == (2, 4)
     s = hurray.zeros((2, 3), hurray.float64, layout=hurray.StridedLayout([4, 1]))
     assert s.__array_interface__["strides"] == (32, 8)
+
+
+def holds_tensor(arr, t):
+    """The array's base is the tensor (__array__), or NumPy's (tensor, capsule) tuple of the
+    __array_struct__ path, whose capsule holds the tensor too."""
+    if arr.base is t:
+        return True
+    return (isinstance(arr.base, tuple) and len(arr.base) == 2 and arr.base[0] is t
+            and type(arr.base[1]).__name__ == "PyCapsule")
+
+
+def test_REQ_NUMPY_ARRAY_STRUCT_same_array_as_the_interface():
+    cases = [hurray.zeros((2, 3), hurray.int16),
+             hurray.zeros((2, 3), hurray.int16, layout=hurray.ColMajorLayout()),
+             hurray.zeros((2, 3), hurray.float64, layout=hurray.StridedLayout([4, 1])),
+             hurray.zeros((), hurray.complex128), hurray.zeros((0, 5), hurray.bool)]
+    for t in cases:
+        ai, cap = t.__array_interface__, t.__array_struct__
+        assert type(cap).__name__ == "PyCapsule"
+        a = np.asarray(t)
+        assert holds_tensor(a, t)
+        assert a.shape == ai["shape"] and a.dtype.str == ai["typestr"]
+        if a.size:
+            assert a.ctypes.data == ai["data"][0]
+        assert ai["strides"] is None and a.flags.c_contiguous or a.strides == ai["strides"]
+        assert a.flags.writeable
+
+
+def test_REQ_NUMPY_ARRAY_STRUCT_readonly_offset_and_lifetime():
+    src = aligned(np.arange(6, dtype=np.float32))
+    src.flags.writeable = False
+    base = hurray.from_numpy(src)
+    t = Tensor(base.buffer(0), hurray.float32, (3,), byte_offset=8)
+    a = np.asarray(t)
+    assert a.tolist() == [2.0, 3.0, 4.0] and not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0] = 1
+    before = sys.getrefcount(t)
+    cap = t.__array_struct__  # a capsule alone keeps the tensor alive
+    assert sys.getrefcount(t) == before + 1
+    ref = weakref.ref(t)
+    del t, a, base
+    gc.collect()
+    assert ref() is not None
+    del cap
+    gc.collect()
+    assert ref() is None
+
+
+def test_REQ_NUMPY_ARRAY_STRUCT_refuses_as_the_interface():
+    q = Tensor(hurray.zeros((64,), hurray.uint8).buffer(0), hurray.int4, (8,))
+    with pytest.raises(hurray.UnsupportedError, match="__array_struct__.*int4"):
+        q.__array_struct__
+    coo = hurray.sparse_coo(np.zeros((1, 1), np.uint64), np.ones(1, np.float32), (4,))
+    with pytest.raises(hurray.UnsupportedError, match="coo"):
+        coo.__array_struct__
 
 
 def test_REQ_NUMPY_ARRAY_byte_offset():

@@ -540,6 +540,8 @@ class Tensor:
     # NumPy (CPU, producer_synced, stride-expressible layouts, Tier 1 element types):
     @property
     def __array_interface__(self) -> dict[str, object]: ...
+    @property
+    def __array_struct__(self) -> CapsuleType: ...  # the same array, NumPy's C struct
     def __array__(self, dtype: object = None, copy: bool | None = None) -> Any: ...  # ndarray
     def to_ml_dtypes(self) -> Any: ...  # ndarray
     # DLPack (docs/spec/dlpack.md) and PyTorch (imported on first use):

@@ -70,6 +70,9 @@
 
 #include "dlpack_abi.h"
 
+/* __dlpack__'s keyword-only parameters. */
+static const char *const dlpack_names[4] = {"stream", "max_version", "dl_device", "copy"};
+
 /* Interned objects in hrpy_state.dlpack_obj. */
 enum {
     O_DLPACK,        /* "__dlpack__" */
@@ -81,6 +84,9 @@ enum {
     O_TORCH_DLPACK,  /* "torch.utils.dlpack" */
     O_FROM_DLPACK,   /* "from_dlpack" */
     O_IS_CUDA,       /* "is_cuda" */
+    O_TENSOR,        /* "Tensor" */
+    O_KW_FIRST,      /* __dlpack__'s keywords, in dlpack_names order: "stream", "max_version", */
+    O_KW_LAST = O_KW_FIRST + 3, /* "dl_device", "copy" */
     O_COUNT
 };
 _Static_assert(O_COUNT <= HRPY_DLPACK_OBJ_COUNT, "hrpy_state.dlpack_obj is too small");
@@ -426,7 +432,8 @@ static int check_exportable(const struct hurray_descriptor *d, const struct expo
 }
 
 /* Element strides of a stride-expressible layout, and the bytes the elements
- * span: *neg (<= 0) and *span from the first element's address. */
+ * span: *neg (<= 0) and *span from the first element's address (span NULL: not needed,
+ * as on an export without a copy). */
 static int export_geometry(const struct hurray_descriptor *d,
                            const struct hurray_dtype_info *info, int64_t *strides,
                            int64_t *neg, uint64_t *span) {
@@ -443,7 +450,7 @@ static int export_geometry(const struct hurray_descriptor *d,
             if (e < 0) *neg += e;
             else pos += e;
         }
-        *span = count == 0 ? 0 : (uint64_t)(pos - *neg + itemsize);
+        if (span != NULL) *span = count == 0 ? 0 : (uint64_t)(pos - *neg + itemsize);
         return 0;
     }
     int col = d->layout.tag == HURRAY_LAYOUT_COL_MAJOR, overflow = 0;
@@ -459,6 +466,7 @@ static int export_geometry(const struct hurray_descriptor *d,
         PyErr_SetString(PyExc_BufferError, "__dlpack__: an element stride exceeds 2^63-1");
         return -1;
     }
+    if (span == NULL) return 0;
     uint64_t bytes = 0;
     struct hurray_error err;
     hurray_error_clear(&err);
@@ -611,7 +619,7 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     if (hrpy_tensor_part(st, self, 0, &p0) < 0) return NULL;
     int64_t strides[HURRAY_MAX_RANK], neg = 0;
     uint64_t span = 0, count = 1;
-    if (export_geometry(d, info, strides, &neg, &span) < 0) return NULL;
+    if (export_geometry(d, info, strides, &neg, NULL) < 0) return NULL;
     for (unsigned k = 0; k < d->rank; k++) count = d->shape[k] == 0 ? 0 : count * d->shape[k];
     /* § Layouts partners can take: no negative stride ever leaves in a capsule.
      * Where no element is reached through it (an extent of 0 or 1, or a tensor
@@ -674,6 +682,8 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     void *data = NULL;
     uint8_t log2 = 0;
     if (need != NEED_NEG_STRIDE) { /* the bytes the elements span, same strides */
+        int64_t same[HURRAY_MAX_RANK];
+        if (export_geometry(d, info, same, &neg, &span) < 0) return NULL;
         PyObject *owned = hrpy_owned_new(st, span, 0, &data, &log2);
         if (owned == NULL) return NULL;
         if (span != 0) copy_bytes(data, first + neg, span);
@@ -701,14 +711,34 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     return make_capsule(d, info, req, data, strides, HRDL_FLAG_IS_COPIED, owned);
 }
 
+/* __dlpack__'s keywords by the interned names consumers pass (the caller's strings are the
+ * interpreter's interned ones when it interned them too, as NumPy and the compiler do): 1 and
+ * a[] bound when every keyword is one of them, each once, and nothing is positional; 0 for
+ * anything else, which hrpy_bind then binds or refuses in its own words. */
+static int bind_dlpack_interned(hrpy_state *st, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames, PyObject **a) {
+    for (int j = 0; j < 4; j++) a[j] = NULL;
+    if (PyVectorcall_NARGS(nargs) != 0) return 0;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        while (j < 4 && key != st->dlpack_obj[O_KW_FIRST + j]) j++;
+        if (j == 4 || a[j] != NULL) return 0;
+        a[j] = args[k];
+    }
+    return 1;
+}
+
 PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames) {
-    static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
     PyObject *a[4];
     hrpy_state *st = PyType_GetModuleState(cls);
     struct export_req req;
     memset(&req, 0, sizeof req);
-    if (hrpy_bind("__dlpack__", args, nargs, kwnames, names, 4, 0, 0, a) < 0) return NULL;
+    if (!bind_dlpack_interned(st, args, nargs, kwnames, a) &&
+        hrpy_bind("__dlpack__", args, nargs, kwnames, dlpack_names, 4, 0, 0, a) < 0)
+        return NULL;
     req.who = "__dlpack__";
     if (parse_max_version(a[1], &req) < 0 || copy_arg(a[3], &req.copy) < 0) return NULL;
     return export_capsule(st, self, a[0], a[2], &req);
@@ -1202,7 +1232,7 @@ static int torch_resolve_bits(hrpy_state *st, PyObject *obj, int copy, const cha
     *out = Py_NewRef(obj);
     PyObject *torch = PyImport_GetModule(st->dlpack_obj[O_TORCH]);
     if (torch == NULL) return PyErr_Occurred() ? -1 : 0;
-    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttrString(torch, "Tensor");
+    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttr(torch, st->dlpack_obj[O_TENSOR]);
     int is = cls == NULL ? 0 : PyObject_IsInstance(obj, cls);
     Py_XDECREF(cls);
     if (cls == NULL) PyErr_Clear(); /* a blocked or half-imported torch: not a tensor of it */
@@ -1248,7 +1278,10 @@ static PyObject *from_object(hrpy_state *st, PyObject *obj, int copy, const char
                          Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    has = optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
+    /* The device decides one thing only: whether the producer is asked for the copy that
+     * copy=True/False settles (docs/spec/dlpack.md § The consumer). copy=None asks for none,
+     * so the call is made only when copy is given. */
+    has = copy == -1 ? 0 : optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
     if (has < 0) goto done;
     if (has) {
         int64_t type = 0, id = 0;
@@ -1492,6 +1525,9 @@ int hrpy_dlpack_init(PyObject *module, hrpy_state *st) {
     st->dlpack_obj[O_TORCH_DLPACK] = PyUnicode_InternFromString("torch.utils.dlpack");
     st->dlpack_obj[O_FROM_DLPACK] = PyUnicode_InternFromString("from_dlpack");
     st->dlpack_obj[O_IS_CUDA] = PyUnicode_InternFromString("is_cuda");
+    st->dlpack_obj[O_TENSOR] = PyUnicode_InternFromString("Tensor");
+    for (int i = 0; i < 4; i++)
+        st->dlpack_obj[O_KW_FIRST + i] = PyUnicode_InternFromString(dlpack_names[i]);
     for (int i = 0; i < O_COUNT; i++)
         if (st->dlpack_obj[i] == NULL) return -1;
     return PyModule_AddFunctions(module, dlpack_module_methods);

@@ -109,7 +109,7 @@ typedef struct {
     /* the native protocol (native.c): what a tensor from from_hurray holds */
     PyTypeObject *NativeOwner_Type;
     PyObject *str_hurray; /* "__hurray__" */
-#define HRPY_DLPACK_OBJ_COUNT 10
+#define HRPY_DLPACK_OBJ_COUNT 14
     PyObject *dlpack_obj[HRPY_DLPACK_OBJ_COUNT];
 } hrpy_state;
 

@@ -211,13 +211,31 @@ static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
         table[i].alignment_log2 = self->bufs[i].size == 0 ? 0 : self->bufs[i].align_log2;
         table[i].sync_mode = HURRAY_SYNC_PRODUCER_SYNCED; /* everything built here */
     }
-    int status = hurray_descriptor_set_shape(d, s->rank, s->shape, &err);
-    if (status == HURRAY_OK) status = hurray_descriptor_set_layout(d, &s->layout, &err);
-    if (status == HURRAY_OK)
-        status = hurray_descriptor_set_buffers(d, (uint8_t)Py_SIZE(self), table, &err);
+    if (s->rank > HURRAY_MAX_RANK) { /* every caller checked it; s->shape holds no more */
+        hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_LIMIT, "rank",
+                       "rank: %d exceeds the format maximum of %d", (int)s->rank,
+                       HURRAY_MAX_RANK);
+        goto error;
+    }
+    /* The shape and the buffer table are borrowed for this call (descriptor.h: a caller may
+     * point a span at memory of its own, setting its length with it), and the layout setter
+     * copies them with the layout's own spans into the record's one storage block: one block
+     * built per tensor, where a setter per span (shape, layout, buffers) built it three
+     * times. The setter's checks are the same; nothing else reads the record meanwhile. */
+    d->rank = s->rank;
+    d->shape = s->rank ? s->shape : NULL;
+    d->buffer_count = (uint8_t)Py_SIZE(self);
+    d->buffers = Py_SIZE(self) ? table : NULL;
+    int status = hurray_descriptor_set_layout(d, &s->layout, &err);
     if (status == HURRAY_OK && s->shard != NULL)
         status = hurray_descriptor_set_shard(d, s->shard, &err);
     if (status != HURRAY_OK) {
+        if (d->storage == NULL) { /* nothing copied: drop the borrowed spans */
+            d->rank = 0;
+            d->shape = NULL;
+            d->buffer_count = 0;
+            d->buffers = NULL;
+        }
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
     }
@@ -1040,6 +1058,96 @@ error:
     return NULL;
 }
 
+/* ---- __array_struct__ ---------------------------------------------------- */
+
+/* NumPy's array interface in its C form (NumPy's documentation, "The array interface
+ * protocol" § C-struct access): a capsule, with no name, over this struct; NumPy reads it
+ * before __array_interface__ and makes the array without a dict or a parsed tuple. The
+ * layout and flag values are the protocol's (version 3), written here because the binding
+ * does not build against NumPy. */
+struct hrpy_array_struct {
+    int two;           /* 2 */
+    int nd;
+    char typekind;     /* the typestr's kind character */
+    int itemsize;
+    int flags;
+    Py_intptr_t *shape;
+    Py_intptr_t *strides; /* bytes; NULL: C order */
+    void *data;
+    PyObject *descr;   /* with AS_HAS_DESCR: the typestr, read as a dtype */
+};
+#define AS_C_CONTIGUOUS 0x1
+#define AS_F_CONTIGUOUS 0x2
+#define AS_ALIGNED 0x100
+#define AS_NOTSWAPPED 0x200
+#define AS_WRITEABLE 0x400
+#define AS_HAS_DESCR 0x800
+
+/* The struct and its shape and strides, one allocation, owned by the capsule. */
+struct array_struct_block {
+    struct hrpy_array_struct s;
+    Py_intptr_t dims[]; /* shape[nd], then strides[nd] */
+};
+
+/* The capsule's destructor: the block, the typestr and the tensor it keeps alive. */
+static void array_struct_free(PyObject *capsule) {
+    struct array_struct_block *b = PyCapsule_GetPointer(capsule, NULL);
+    PyObject *tensor = PyCapsule_GetContext(capsule);
+    if (b != NULL) {
+        Py_XDECREF(b->s.descr);
+        PyMem_Free(b);
+    }
+    Py_XDECREF(tensor);
+}
+
+/* The same array __array_interface__ describes, and the same refusals (tensor_numpy_view);
+ * the capsule holds the tensor (NumPy makes the array's base a tuple of the tensor and the
+ * capsule). */
+static PyObject *t_get_array_struct(PyObject *self, void *Py_UNUSED(c)) {
+    static const int64_t no_element = 0; /* an address for an array without elements */
+    hrpy_state *st = self_state(self);
+    struct hrpy_np_view v;
+    if (st == NULL) return NULL;
+    if (tensor_numpy_view(st, TENSOR(self), "__array_struct__", HRPY_NPV_NUMPY, &v) < 0)
+        return NULL;
+    int nd = v.ndim;
+    struct array_struct_block *b =
+        PyMem_Malloc(sizeof *b + (size_t)(nd > 0 ? nd : 1) * 2u * sizeof(Py_intptr_t));
+    if (b == NULL) return PyErr_NoMemory();
+    b->s.two = 2;
+    b->s.nd = nd;
+    b->s.typekind = v.kind;
+    b->s.itemsize = (int)v.itemsize;
+    b->s.shape = b->dims;
+    b->s.strides = v.c_order ? NULL : b->dims + nd;
+    for (int k = 0; k < nd; k++) {
+        b->dims[k] = (Py_intptr_t)v.shape[k];
+        b->dims[nd + k] = (Py_intptr_t)v.strides[k];
+    }
+    b->s.data = v.data != NULL ? (void *)v.data : (void *)(uintptr_t)&no_element;
+    int flags = AS_HAS_DESCR | (v.readonly ? 0 : AS_WRITEABLE);
+    if (v.c_order) flags |= AS_C_CONTIGUOUS;
+    else if (TENSOR(self)->d->layout.tag == HURRAY_LAYOUT_COL_MAJOR) flags |= AS_F_CONTIGUOUS;
+    if (v.itemsize != 0 && (uintptr_t)b->s.data % v.itemsize == 0) flags |= AS_ALIGNED;
+#if PY_LITTLE_ENDIAN
+    flags |= AS_NOTSWAPPED; /* buffers are little-endian (conventions.md) */
+#endif
+    b->s.flags = flags;
+    b->s.descr = Py_NewRef(st->typestr[v.dtype]); /* '<' or '|': explicit on any host */
+    PyObject *capsule = PyCapsule_New(b, NULL, array_struct_free);
+    if (capsule == NULL) {
+        Py_DECREF(b->s.descr);
+        PyMem_Free(b);
+        return NULL;
+    }
+    if (PyCapsule_SetContext(capsule, Py_NewRef(self)) < 0) {
+        Py_DECREF(self);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
+}
+
 /* ---- methods -------------------------------------------------------------------------------- */
 
 /* buffer(index): a 1-D uint8 memoryview of exactly the declared size of the
@@ -1380,6 +1488,9 @@ static PyGetSetDef tensor_getset[] = {
            "(or array) over the same buffers (AttributeError for other layouts)."),
     GETTER("__array_interface__", t_get_array_interface,
            "NumPy array interface (v3) over buffer 0, for CPU tensors NumPy can address."),
+    GETTER("__array_struct__", t_get_array_struct,
+           "The same array interface in its C form (a capsule NumPy reads first); it keeps\n"
+           "the tensor alive."),
     {NULL, NULL, NULL, NULL, NULL},
 };
 #undef GETTER
