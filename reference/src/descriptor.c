@@ -9,8 +9,10 @@
  * decoding order, so the first failure in that order wins and every input has
  * one status, and hurray_descriptor_validate, which decode runs as step 11 and
  * encode runs first, calls the same functions in the same order before the
- * three validation tiers. Encoding has one writer code path; its counting mode
- * gives every length. */
+ * three validation tiers. Encoding has one writer code path; every length it
+ * writes (encoded_len, param_length, section lengths) is summed from the
+ * parts' length functions, the ones the decoder checks lengths against, and
+ * encode refuses (INTERNAL) a writer that emits a different count. */
 #include "internal.h"
 
 /* Marks "no input offset" for the shared value rules when they run on a
@@ -1227,12 +1229,17 @@ static void write_shape_and_buffers(struct hri_writer *w, const struct hurray_de
     }
 }
 
-/* param_length is what the parameter writer emits (counted, one code path). */
+/* The parameter bytes of d's layout (memory-layout.md: the table's fixed +
+ * per-rank counts, or an extension's head and opaque bytes): exactly what
+ * hri_layout_params_write emits. Only for a validated descriptor, whose tag
+ * and rank the length function accepts. */
+static uint32_t layout_param_length(const struct hurray_descriptor *d) {
+    uint32_t len = 0;
+    return hurray_layout_param_length(&d->layout, d->rank, &len, NULL) == HURRAY_OK ? len : 0;
+}
+
 static void write_layout_block(struct hri_writer *w, const struct hurray_descriptor *d) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    hri_layout_params_write(&counter, &d->layout, d->rank);
-    hri_w_u32(w, (uint32_t)counter.pos);
+    hri_w_u32(w, layout_param_length(d));
     hri_w_zero(w, 4);
     hri_layout_params_write(w, &d->layout, d->rank);
     hri_w_pad8(w);
@@ -1250,15 +1257,28 @@ static void write_section_payload(struct hri_writer *w, const struct hurray_desc
     }
 }
 
+/* The payload length of a known section (its payload length functions, the
+ * ones the decoder checks against: sections.md), else of unknown section
+ * `index`. Only for a validated descriptor (its quantization scheme is known). */
+static uint32_t section_payload_length(const struct hurray_descriptor *d, uint8_t type,
+                                       unsigned index) {
+    uint32_t len = 0;
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION:
+        return hurray_quant_payload_length(d->quant.scheme, &len, NULL) == HURRAY_OK ? len : 0;
+    case HURRAY_SECTION_STATISTICS: return hri_statistics_length();
+    case HURRAY_SECTION_SHARD: return hri_shard_length(d->rank);
+    case HURRAY_SECTION_ROLE: return hri_role_length();
+    default: return d->opaque[index].length;
+    }
+}
+
 static void write_section(struct hri_writer *w, const struct hurray_descriptor *d, uint8_t type,
                           uint8_t flags, unsigned index) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    write_section_payload(&counter, d, type, index);
     hri_w_u8(w, type);
     hri_w_u8(w, flags);
     hri_w_zero(w, 2);
-    hri_w_u32(w, (uint32_t)counter.pos);
+    hri_w_u32(w, section_payload_length(d, type, index));
     write_section_payload(w, d, type, index);
     hri_w_pad8(w);
 }
@@ -1282,13 +1302,25 @@ static void write_descriptor(struct hri_writer *w, const struct hurray_descripto
     write_sections(w, d);
 }
 
-/* The canonical length: the writer in counting mode. SIZE_MAX if it does not
- * fit size_t. */
+/* One part of the encoding with its zero padding to 8 (descriptor.md). */
+static uint64_t padded8(uint64_t n) { return n + hri_pad8((size_t)(n & 7)); }
+
+/* The canonical length (descriptor.md § Layout of the bytes), summed from the
+ * parts' lengths: header and fixed fields, 8 bytes per extent, one entry per
+ * buffer, the layout block, each section's header and padded payload. Only
+ * for a validated descriptor. encode checks that the writer emitted exactly
+ * this many bytes (INTERNAL otherwise). SIZE_MAX if it does not fit size_t. */
 static size_t count_descriptor(const struct hurray_descriptor *d) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    write_descriptor(&counter, d, 0);
-    return counter.overflowed ? SIZE_MAX : counter.pos;
+    uint64_t n = HEADER_PREFIX_BYTES + FIXED_FIELD_BYTES + 8u * (uint64_t)d->rank +
+                 (uint64_t)HURRAY_BUFFER_ENTRY_BYTES * d->buffer_count + 8u +
+                 padded8(layout_param_length(d));
+    /* At most 255 sections of at most 2^32-1 bytes each: no u64 overflow. */
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        if (has_known_section(d, t))
+            n += SECTION_HEADER_BYTES + padded8(section_payload_length(d, t, 0));
+    for (unsigned i = 0; i < d->opaque_count; i++)
+        n += SECTION_HEADER_BYTES + padded8(d->opaque[i].length);
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
 /* Step 3 for a descriptor built in memory: its encoding fits encoded_len's
