@@ -163,19 +163,14 @@ static int check_extent_value(uint64_t e, unsigned k, struct hurray_error *err) 
                     k, (unsigned long long)e);
 }
 
-/* HR-SHAPE-3: N is 1 for rank 0, 0 if any resolved extent is 0, otherwise the
- * checked product of the resolved extents. *resolved is 1 when every extent
- * is resolved (no dynamic dimension). */
-int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *count,
-                               int *resolved, struct hurray_error *err) {
-    HR_FAIL_IF(!count || !resolved || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shape",
-               "shape_element_count: NULL argument");
-    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_LIMIT, "rank",
-               "rank: %u exceeds the format maximum %d (memory-layout.md § Shape)",
-               (unsigned)rank, HURRAY_MAX_RANK);
+/* HR-SHAPE-3 on extents already checked (HR-SHAPE-1, -2): N is 1 for rank 0,
+ * 0 if any resolved extent is 0, otherwise the checked product of the
+ * resolved extents. *resolved is 1 when every extent is resolved (no dynamic
+ * dimension). */
+static int shape_product(uint8_t rank, const uint64_t *shape, uint64_t *count, int *resolved,
+                         struct hurray_error *err) {
     int all = 1, zero = 0;
     for (unsigned k = 0; k < rank; k++) {
-        HR_TRY(check_extent_value(shape[k], k, err));
         all &= shape[k] != HURRAY_DYNAMIC_DIM;
         zero |= shape[k] == 0;
     }
@@ -188,6 +183,17 @@ int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *co
     *count = n;
     *resolved = all;
     return HURRAY_OK;
+}
+
+int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *count,
+                               int *resolved, struct hurray_error *err) {
+    HR_FAIL_IF(!count || !resolved || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shape",
+               "shape_element_count: NULL argument");
+    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_LIMIT, "rank",
+               "rank: %u exceeds the format maximum %d (memory-layout.md § Shape)",
+               (unsigned)rank, HURRAY_MAX_RANK);
+    for (unsigned k = 0; k < rank; k++) HR_TRY(check_extent_value(shape[k], k, err));
+    return shape_product(rank, shape, count, resolved, err);
 }
 
 /* ==== value rules, in decoding order (descriptor.md § Decoding order) ===== */
@@ -239,13 +245,13 @@ static int check_extent(const struct hurray_descriptor *d, unsigned k, uint64_t 
 }
 
 /* Step 6: N, and N x bits, fit 64 bits even where a dynamic extent leaves N
- * unknown (HR-SHAPE-3). An extension type's width is unknown: only N counts. */
+ * unknown (HR-SHAPE-3). An extension type's width is unknown: only N counts.
+ * Runs after step 5 (rank) and each extent's check (check_extent). */
 static int check_element_count(const struct hurray_descriptor *d, uint64_t offset,
                                struct hurray_error *err) {
     uint64_t n = 0, bits_total = 0;
     int resolved = 0;
-    HR_TRY(at_offset(hurray_shape_element_count(d->rank, d->shape, &n, &resolved, err), offset,
-                     err));
+    HR_TRY(at_offset(shape_product(d->rank, d->shape, &n, &resolved, err), offset, err));
     uint16_t bits = hurray_dtype_bits(d->dtype);
     if (!hri_mul_u64(n, bits, &bits_total)) return HURRAY_OK;
     return at_offset(hri_fail(err, HURRAY_E_OVERFLOW, "shape",
@@ -691,12 +697,17 @@ static int check_byte_offset(const struct hurray_descriptor *d, struct hurray_er
 }
 
 /* Tier 3, layout against shape (HR-LAYOUT-50): named layouts only; private
- * and unknown layouts only check the sections (buffer-protocol.md). */
+ * and unknown layouts only check the sections (buffer-protocol.md). What
+ * hurray_layout_validate_against_shape checks first (rank, extents, element
+ * count) steps 5 and 6 have checked; the parameters' own rules
+ * (hurray_layout_check_params) check_structure has checked when
+ * `params_checked`, else (a decode) they are checked here. */
 static int check_layout_against_shape(const struct hurray_descriptor *d,
-                                      const struct hurray_limits *lim,
+                                      const struct hurray_limits *lim, int params_checked,
                                       struct hurray_error *err) {
     if (hurray_layout_tag_kind(d->layout.tag) != HURRAY_TAG_NAMED) return HURRAY_OK;
-    return hurray_layout_validate_against_shape(&d->layout, d->rank, d->shape, lim, err);
+    if (!params_checked) HR_TRY(hurray_layout_check_params(&d->layout, d->rank, lim, err));
+    return hri_layout_check_against_shape(&d->layout, d->rank, d->shape, err);
 }
 
 /* Tier 3, the quantization section against dtype, shape and layout
@@ -723,8 +734,8 @@ static int check_statistics_section(const struct hurray_descriptor *d,
 /* Tier 3 (buffer-protocol.md § Validation tiers): layout against shape, the
  * layout's dtype and byte_offset rules, quantization, statistics, shard. */
 static int check_tier3(const struct hurray_descriptor *d, const struct hurray_limits *lim,
-                       struct hurray_error *err) {
-    HR_TRY(check_layout_against_shape(d, lim, err));
+                       int params_checked, struct hurray_error *err) {
+    HR_TRY(check_layout_against_shape(d, lim, params_checked, err));
     HR_TRY(check_byte_offset(d, err));
     HR_TRY(check_quant_section(d, err));
     HR_TRY(check_statistics_section(d, err));
@@ -732,22 +743,41 @@ static int check_tier3(const struct hurray_descriptor *d, const struct hurray_li
     return HURRAY_OK;
 }
 
-/* L + Q (HR-BUF-8); -1 when the layout's count is unknowable. */
-int hurray_descriptor_expected_buffer_count(const struct hurray_descriptor *d, int *count,
-                                            struct hurray_error *err) {
-    int layout_buffers = -1, quant_buffers = 0;
-    HR_FAIL_IF(!d || !count, err, HURRAY_E_ARGUMENT, "descriptor",
-               "expected_buffer_count: NULL argument");
-    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
-    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
-    *count = layout_buffers < 0 ? -1 : layout_buffers + quant_buffers;
+/* L (-1 when the layout's count is unknowable) and Q (HR-BUF-8). */
+struct buffer_counts {
+    int layout;
+    int quant;
+};
+
+static int buffer_counts(const struct hurray_descriptor *d, struct buffer_counts *c,
+                         struct hurray_error *err) {
+    c->layout = -1;
+    c->quant = 0;
+    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &c->layout, err));
+    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &c->quant, err));
     return HURRAY_OK;
 }
 
-/* Tier 1: buffer_count = L + Q for named layouts (HR-BUF-9). */
-static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *err) {
-    int want = -1;
-    HR_TRY(hurray_descriptor_expected_buffer_count(d, &want, err));
+static int expected_count(const struct buffer_counts *c) {
+    return c->layout < 0 ? -1 : c->layout + c->quant;
+}
+
+/* L + Q (HR-BUF-8); -1 when the layout's count is unknowable. */
+int hurray_descriptor_expected_buffer_count(const struct hurray_descriptor *d, int *count,
+                                            struct hurray_error *err) {
+    struct buffer_counts c;
+    HR_FAIL_IF(!d || !count, err, HURRAY_E_ARGUMENT, "descriptor",
+               "expected_buffer_count: NULL argument");
+    HR_TRY(buffer_counts(d, &c, err));
+    *count = expected_count(&c);
+    return HURRAY_OK;
+}
+
+/* Tier 1: buffer_count = L + Q for named layouts (HR-BUF-9). `c`: the
+ * descriptor's buffer_counts. */
+static int check_tier1(const struct hurray_descriptor *d, const struct buffer_counts *c,
+                       struct hurray_error *err) {
+    int want = expected_count(c);
     if (want < 0 || want == d->buffer_count) return HURRAY_OK;
     return hri_fail(err, HURRAY_E_BUFFER_COUNT, "buffer_count",
                     "buffer_count: %u, but the %s layout with %s needs %d (HR-BUF-8)",
@@ -756,17 +786,17 @@ static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *e
 }
 
 /* Tier 2 inputs: the layout's L requirements, then the quantization
- * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). */
-static int compute_required_sizes(const struct hurray_descriptor *d, uint64_t *sizes,
-                                  uint8_t *known, unsigned cap, struct hurray_error *err) {
-    int layout_buffers = -1, quant_buffers = 0;
+ * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). `c`: the
+ * descriptor's buffer_counts. */
+static int compute_required_sizes(const struct hurray_descriptor *d,
+                                  const struct buffer_counts *c, uint64_t *sizes, uint8_t *known,
+                                  unsigned cap, struct hurray_error *err) {
+    int layout_buffers = c->layout, quant_buffers = c->quant;
     uint64_t qs[3] = {0, 0, 0};
     uint8_t qk[3] = {0, 0, 0};
     memset(sizes, 0, cap * sizeof sizes[0]);
     memset(known, 0, cap);
-    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
     if (layout_buffers < 0) return HURRAY_OK; /* private/unknown: not evaluable */
-    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
     HR_FAIL_IF(layout_buffers + quant_buffers > (int)cap || quant_buffers > 3, err,
                HURRAY_E_INTERNAL, "buffer_count", "buffer_count: L %d + Q %d out of range",
                layout_buffers, quant_buffers);
@@ -783,11 +813,12 @@ static int compute_required_sizes(const struct hurray_descriptor *d, uint64_t *s
 
 /* Tier 2: each buffer at least its requirement, in buffer order (HR-BUF-9);
  * over-sized buffers are permitted. */
-static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *err) {
+static int check_tier2(const struct hurray_descriptor *d, const struct buffer_counts *c,
+                       struct hurray_error *err) {
     uint64_t sizes[HURRAY_MAX_BUFFERS];
     uint8_t known[HURRAY_MAX_BUFFERS];
     /* Tier 1 held: the table has exactly L + Q entries, or L is unknown. */
-    HR_TRY(compute_required_sizes(d, sizes, known, d->buffer_count, err));
+    HR_TRY(compute_required_sizes(d, c, sizes, known, d->buffer_count, err));
     for (unsigned i = 0; i < d->buffer_count; i++) {
         char f[HURRAY_ERROR_FIELD_MAX];
         HR_FAIL_IF(known[i] && d->buffers[i].size < sizes[i], err, HURRAY_E_BUFFER_SIZE,
@@ -802,12 +833,15 @@ static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *e
 static int check_encoded_size(const struct hurray_descriptor *d,
                               const struct hurray_limits *lim, struct hurray_error *err);
 
-/* The three tiers, in the order of buffer-protocol.md § Validation tiers. */
+/* The three tiers, in the order of buffer-protocol.md § Validation tiers.
+ * `params_checked`: check_structure ran (check_layout_against_shape). */
 static int check_tiers(const struct hurray_descriptor *d, const struct hurray_limits *lim,
-                       struct hurray_error *err) {
-    HR_TRY(check_tier3(d, lim, err));
-    HR_TRY(check_tier1(d, err));
-    return check_tier2(d, err);
+                       int params_checked, struct hurray_error *err) {
+    struct buffer_counts c;
+    HR_TRY(check_tier3(d, lim, params_checked, err));
+    HR_TRY(buffer_counts(d, &c, err));
+    HR_TRY(check_tier1(d, &c, err));
+    return check_tier2(d, &c, err);
 }
 
 int hurray_descriptor_validate(const struct hurray_descriptor *d,
@@ -816,7 +850,7 @@ int hurray_descriptor_validate(const struct hurray_descriptor *d,
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
     limits_effective(limits, &lim);
     HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tiers(d, &lim, err));
+    HR_TRY(check_tiers(d, &lim, 1, err));
     return check_encoded_size(d, &lim, err);
 }
 
@@ -828,10 +862,12 @@ int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
     HR_FAIL_IF(!d || !sizes || !known, err, HURRAY_E_ARGUMENT, "descriptor",
                "required_sizes: NULL argument");
     limits_format_max(&lim);
+    struct buffer_counts c;
     HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tier3(d, &lim, err));
-    HR_TRY(check_tier1(d, err));
-    return compute_required_sizes(d, sizes, known, HURRAY_MAX_BUFFERS, err);
+    HR_TRY(check_tier3(d, &lim, 1, err));
+    HR_TRY(buffer_counts(d, &c, err));
+    HR_TRY(check_tier1(d, &c, err));
+    return compute_required_sizes(d, &c, sizes, known, HURRAY_MAX_BUFFERS, err);
 }
 
 /* ==== storage: every span in one block ==================================== */
@@ -1170,7 +1206,7 @@ static int decode_into(const uint8_t *src, size_t len, const struct hurray_limit
      * steps, and encoded_len (the canonical length, or the parse would have
      * failed) was checked against the limit in step 3: only the tiers remain.
      * hurray_layout_validate_against_shape applies the parameter value rules. */
-    HR_TRY(check_tiers(d, lim, err));
+    HR_TRY(check_tiers(d, lim, 0, err));
     HR_TRY(build_storage(d, a, err));
     *consumed = h.encoded_len;
     return HURRAY_OK;

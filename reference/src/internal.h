@@ -234,6 +234,12 @@ int hri_layout_check_dtype(const struct hurray_layout *l, uint8_t dtype, uint64_
 int hri_layout_required_sizes(const struct hurray_layout *l, uint8_t dtype, uint8_t rank,
                               const uint64_t *shape, uint64_t byte_offset, uint64_t *sizes,
                               uint8_t *known, struct hurray_error *err);
+/* The last step of hurray_layout_validate_against_shape: the layout's rank,
+ * extent and parameter constraints (HR-LAYOUT-50), for a caller that has
+ * already checked the rank, the extents, the element count and the
+ * parameters' own rules (hurray_layout_check_params). */
+int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
+                                   const uint64_t *shape, struct hurray_error *err);
 
 /* quant.c: write the payload (no section header). */
 void hri_quant_write(struct hri_writer *w, const struct hurray_quant *q);

@@ -663,6 +663,11 @@ int hurray_layout_validate_against_shape(const struct hurray_layout *layout, uin
     return validate_for_tag(layout, rank, shape, err);
 }
 
+int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
+                                   const uint64_t *shape, struct hurray_error *err) {
+    return validate_for_tag(l, rank, shape, err);
+}
+
 /* ---- dtype and byte_offset (HR-LAYOUT-11, -12, -30, HR-DESC-3) ------------ */
 
 static int is_byte_addressable(uint8_t dtype) {
