@@ -138,6 +138,7 @@ const char *hurray_dtype_alias_at(size_t i, uint8_t *tag) {
 /* HR-DTYPE-2: reserved -> RESERVED_TAG, 0x00/0xFF -> INVALID_TAG; named and
  * private (HR-DTYPE-4) types pass. */
 int hurray_dtype_check_tag(uint8_t tag, const char *field, struct hurray_error *err) {
+    if (hurray_dtype_info(tag)) return HURRAY_OK; /* named */
     return hri_check_tag_kind(hurray_dtype_tag_kind(tag), tag, 1, field ? field : "dtype", err);
 }
 
@@ -147,13 +148,13 @@ int hurray_dtype_check_tag(uint8_t tag, const char *field, struct hurray_error *
 int hurray_buffer_size_bytes(uint8_t dtype, uint64_t count, uint64_t *out,
                              struct hurray_error *err) {
     HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "buffer_size_bytes: out is NULL");
-    int kind = hurray_dtype_tag_kind(dtype);
+    const struct hurray_dtype_info *info = hurray_dtype_info(dtype);
+    int kind = info ? HURRAY_TAG_NAMED : hurray_dtype_tag_kind(dtype);
     HR_FAIL_IF(kind == HURRAY_TAG_PRIVATE, err, HURRAY_E_UNSUPPORTED, "dtype",
                "dtype: extension type 0x%02X has no format-defined bit width, so its buffer "
                "size is unknown",
                dtype);
     HR_TRY(hri_check_tag_kind(kind, dtype, 0, "dtype", err));
-    const struct hurray_dtype_info *info = hurray_dtype_info(dtype);
     uint64_t total_bits = 0;
     HR_FAIL_IF(hri_mul_u64(count, info->bits, &total_bits), err, HURRAY_E_OVERFLOW, "count",
                "count: %llu elements of dtype %s (0x%02X, %u bits) exceed 2^64-1 bits",
