@@ -144,10 +144,8 @@ static int has_known_section(const struct hurray_descriptor *d, uint8_t type) {
 }
 
 static unsigned known_section_count(const struct hurray_descriptor *d) {
-    unsigned n = 0;
-    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
-        n += (unsigned)has_known_section(d, t);
-    return n;
+    return (unsigned)(d->has_quant != 0) + (d->has_statistics != 0) + (d->has_shard != 0) +
+           (d->has_role != 0);
 }
 
 /* ---- shape (memory-layout.md § Shape and dynamic dimensions) -------------- */
@@ -295,10 +293,11 @@ static int check_buffer_entry(const struct hurray_descriptor *d, unsigned i,
 }
 
 /* Step 8 on values, for a descriptor built in memory: the parameters' tags
- * and opaque bytes (hurray_layout_check_params, which also applies their
- * value rules), and struct hurray_layout's convention that only private and
- * unknown layouts carry opaque bytes ("the rest are zero"). The parser's
- * reader checks the tags inline. */
+ * and opaque bytes and their value rules (hurray_layout_check_params, whose
+ * tag, rank and span checks check_spans and check_fixed_fields have already
+ * made: only its last step runs here), and struct hurray_layout's convention
+ * that only private and unknown layouts carry opaque bytes ("the rest are
+ * zero"). The parser's reader checks the tags inline. */
 static int check_layout_params(const struct hurray_descriptor *d,
                                const struct hurray_limits *lim, struct hurray_error *err) {
     const struct hurray_layout *l = &d->layout;
@@ -306,7 +305,7 @@ static int check_layout_params(const struct hurray_descriptor *d,
     HR_FAIL_IF(named && (l->opaque || l->opaque_len), err, HURRAY_E_ARGUMENT, "layout.opaque",
                "layout.opaque: the named layout %s carries no opaque bytes",
                hurray_layout_name(l->tag));
-    return hurray_layout_check_params(l, d->rank, lim, err);
+    return hri_layout_check_param_values(l, d->rank, lim, err);
 }
 
 /* Step 9: type tag (HR-SECT-4), then strictly ascending order (HR-SECT-1). */
@@ -662,8 +661,8 @@ static int check_sections(const struct hurray_descriptor *d, struct hurray_error
                "section_count", "section_count: %u sections do not fit the u8 field",
                known + d->opaque_count);
     if (d->has_role) HR_TRY(hurray_member_role_check(d->role, err));
-    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
-        if (has_known_section(d, t)) prev = t;
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE && d->opaque_count; t++)
+        if (has_known_section(d, t)) prev = t; /* what the unknown sections follow */
     for (unsigned i = 0; i < d->opaque_count; i++)
         HR_TRY(check_opaque_section(d, i, known + i, &prev, err));
     return HURRAY_OK;

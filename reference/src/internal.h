@@ -234,6 +234,12 @@ int hri_layout_check_dtype(const struct hurray_layout *l, uint8_t dtype, uint64_
 int hri_layout_required_sizes(const struct hurray_layout *l, uint8_t dtype, uint8_t rank,
                               const uint64_t *shape, uint64_t byte_offset, uint64_t *sizes,
                               uint8_t *known, struct hurray_error *err);
+/* The last step of hurray_layout_check_params: the parameters' value rules
+ * (tile extents, composite rule/combine/member_count, extension opaque
+ * bytes), for a caller that has already checked the tag (not invalid), the
+ * rank (at most the format maximum) and the spans (hri_layout_check_spans). */
+int hri_layout_check_param_values(const struct hurray_layout *layout, uint8_t rank,
+                                  const struct hurray_limits *limits, struct hurray_error *err);
 /* The last step of hurray_layout_validate_against_shape: the layout's rank,
  * extent and parameter constraints (HR-LAYOUT-50), for a caller that has
  * already checked the rank, the extents, the element count and the

@@ -115,9 +115,9 @@ int hurray_layout_param_length(const struct hurray_layout *layout, uint8_t rank,
                                struct hurray_error *err) {
     HR_FAIL_IF(!layout || !len, err, HURRAY_E_ARGUMENT, "layout",
                "layout_param_length: NULL argument");
-    HR_TRY(check_layout_tag(layout->tag, err));
-    HR_TRY(check_rank(rank, err));
     const struct layout_row *row = layout_row(layout->tag);
+    if (!row) HR_TRY(check_layout_tag(layout->tag, err)); /* a named tag is valid */
+    HR_TRY(check_rank(rank, err));
     if (row) {
         *len = row->params_fixed + (uint32_t)row->params_per_rank * rank;
         return HURRAY_OK;
@@ -242,6 +242,11 @@ int hurray_layout_check_params(const struct hurray_layout *layout, uint8_t rank,
     HR_TRY(check_layout_tag(layout->tag, err));
     HR_TRY(check_rank(rank, err));
     HR_TRY(hri_layout_check_spans(layout, rank, err));
+    return hri_layout_check_param_values(layout, rank, limits, err);
+}
+
+int hri_layout_check_param_values(const struct hurray_layout *layout, uint8_t rank,
+                                  const struct hurray_limits *limits, struct hurray_error *err) {
     switch (layout->tag) {
     case HURRAY_LAYOUT_TILED:
         return check_tile_shape(layout->tile_shape, rank, err);
