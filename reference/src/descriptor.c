@@ -889,11 +889,10 @@ static unsigned layout_uses(uint8_t tag) {
     case HURRAY_LAYOUT_STRIDED: return USES_STRIDES;
     case HURRAY_LAYOUT_TILED: return USES_STRIDES | USES_TILED;
     case HURRAY_LAYOUT_CSF: return USES_CSF;
-    default:
-        return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ||
-                       hurray_layout_tag_kind(tag) == HURRAY_TAG_INVALID
-                   ? 0u
-                   : USES_OPAQUE;
+    default: {
+        int kind = hurray_layout_tag_kind(tag);
+        return kind == HURRAY_TAG_NAMED || kind == HURRAY_TAG_INVALID ? 0u : USES_OPAQUE;
+    }
     }
 }
 
