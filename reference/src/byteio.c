@@ -43,32 +43,17 @@ int hri_read_reserved_fail(const struct hri_cursor *c, size_t n, const char *fie
                        (unsigned long long)(hri_cursor_offset(c) + i), c->src[c->pos + i]);
 }
 
-int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-               struct hurray_error *err) {
-    if (n <= c->end - c->pos) return HURRAY_OK;
+/* The failures of the indexed readers: the field name formatted only here. */
+int hri_need_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                    struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    return hri_need(c, n, hri_fieldf(f, field_fmt, index), err);
+    return hri_need_fail(c, n, hri_fieldf(f, field_fmt, index), err);
 }
 
-int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
-                   struct hurray_error *err) {
-    HR_TRY(hri_need_i(c, 8, field_fmt, index, err));
-    *v = hri_load_u64le(c->src + c->pos);
-    c->pos += 8;
-    return HURRAY_OK;
-}
-
-int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-                        struct hurray_error *err) {
-    HR_TRY(hri_need_i(c, n, field_fmt, index, err));
-    for (size_t i = 0; i < n; i++) {
-        if (c->src[c->pos + i] != 0) {
-            char f[HURRAY_ERROR_FIELD_MAX];
-            return hri_read_reserved(c, n, hri_fieldf(f, field_fmt, index), err);
-        }
-    }
-    c->pos += n;
-    return HURRAY_OK;
+int hri_read_reserved_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_read_reserved_fail(c, n, hri_fieldf(f, field_fmt, index), err);
 }
 
 int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,

@@ -182,12 +182,33 @@ static inline int hri_read_reserved(struct hri_cursor *c, size_t n, const char *
 }
 /* Variants whose field name is a format with one unsigned index ("shape[%u]"),
  * formatted only when the read fails: the hot path never formats. */
-int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-               struct hurray_error *err);
-int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
-                   struct hurray_error *err);
-int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-                        struct hurray_error *err);
+int hri_need_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                    struct hurray_error *err);
+int hri_read_reserved_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err);
+static inline int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err) {
+    return n <= c->end - c->pos ? HURRAY_OK : hri_need_i_fail(c, n, field_fmt, index, err);
+}
+static inline int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt,
+                                 unsigned index, struct hurray_error *err) {
+    if (8u > c->end - c->pos) {
+        *v = 0; /* a failed read leaves a defined value */
+        return hri_need_i_fail(c, 8u, field_fmt, index, err);
+    }
+    *v = hri_load_u64le(c->src + c->pos);
+    c->pos += 8u;
+    return HURRAY_OK;
+}
+static inline int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt,
+                                      unsigned index, struct hurray_error *err) {
+    if (n > c->end - c->pos) return hri_need_i_fail(c, n, field_fmt, index, err);
+    for (size_t i = 0; i < n; i++)
+        if (c->src[c->pos + i] != 0)
+            return hri_read_reserved_i_fail(c, n, field_fmt, index, err);
+    c->pos += n;
+    return HURRAY_OK;
+}
 /* n consecutive u64 / i64 / u8 values into dst; element k's field name is
  * field_fmt formatted with k, only when its read fails. */
 int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,
