@@ -970,14 +970,14 @@ static const void *place(uint8_t *block, size_t off, const void *src, size_t n) 
  * exactly sized, and points `d` into it: d->storage becomes the new block.
  * The old block is not freed (the caller does, after). Spans the layout's tag
  * does not use, and the shard's without a shard section, become NULL. On
- * failure `d` is unchanged. */
+ * failure `d` is unchanged. Every span it copies exists: check_spans passed,
+ * or the parser set them. */
 static int build_storage(struct hurray_descriptor *d, const struct hurray_allocator *a,
                          struct hurray_error *err) {
     struct storage_plan p = {0};
     size_t r = d->rank;
     unsigned uses = layout_uses(d->layout.tag);
     struct hurray_layout *l = &d->layout;
-    HR_TRY(check_spans(d, err));
     HR_TRY(plan_storage(d, &p, err));
     uint8_t *block = p.total ? hri_alloc(a, p.total) : NULL;
     HR_FAIL_IF(p.total && !block, err, HURRAY_E_NOMEM, "descriptor",
@@ -1021,6 +1021,7 @@ static int commit(struct hurray_descriptor *d, struct hurray_descriptor *t,
                   struct hurray_error *err) {
     void *old = d->storage;
     size_t old_len = d->storage_len;
+    HR_TRY(check_spans(t, err));
     HR_TRY(build_storage(t, d->allocator, err));
     *d = *t;
     hri_free(d->allocator, old, old_len);
@@ -1205,6 +1206,8 @@ static int decode_into(const uint8_t *src, size_t len, const struct hurray_limit
      * failed) was checked against the limit in step 3: only the tiers remain.
      * hurray_layout_validate_against_shape applies the parameter value rules. */
     HR_TRY(check_tiers(d, lim, 0, err));
+    /* The parser points every span it read at scratch or the input: no
+     * check_spans (which commit and copy run on spans a caller set). */
     HR_TRY(build_storage(d, a, err));
     *consumed = h.encoded_len;
     return HURRAY_OK;
@@ -1411,7 +1414,8 @@ int hurray_descriptor_copy(struct hurray_descriptor *dst, const struct hurray_de
     HR_FAIL_IF(!dst || !src, err, HURRAY_E_ARGUMENT, "descriptor", "copy: NULL argument");
     if (dst == src) return HURRAY_OK;
     struct hurray_descriptor t = *src;
-    int status = build_storage(&t, allocator, err);
+    int status = check_spans(&t, err);
+    if (status == HURRAY_OK) status = build_storage(&t, allocator, err);
     hurray_descriptor_reset(dst);
     if (status != HURRAY_OK) return status;
     *dst = t;
