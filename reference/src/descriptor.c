@@ -889,11 +889,10 @@ static unsigned layout_uses(uint8_t tag) {
     case HURRAY_LAYOUT_STRIDED: return USES_STRIDES;
     case HURRAY_LAYOUT_TILED: return USES_STRIDES | USES_TILED;
     case HURRAY_LAYOUT_CSF: return USES_CSF;
-    default: {
-        int kind = hurray_layout_tag_kind(tag);
-        return kind == HURRAY_TAG_NAMED || kind == HURRAY_TAG_INVALID ? 0u : USES_OPAQUE;
+    default: break;
     }
-    }
+    int kind = hurray_layout_tag_kind(tag);
+    return kind == HURRAY_TAG_NAMED || kind == HURRAY_TAG_INVALID ? 0u : USES_OPAQUE;
 }
 
 /* Every span of non-zero length exists. A caller may point spans anywhere;
