@@ -3,27 +3,13 @@
 
 #include "internal.h"
 
-int hri_need(const struct hri_cursor *c, size_t n, const char *field, struct hurray_error *err) {
-    if (n <= c->end - c->pos) return HURRAY_OK;
+/* Called only when fewer than n bytes remain (hri_need and the readers). */
+int hri_need_fail(const struct hri_cursor *c, size_t n, const char *field,
+                  struct hurray_error *err) {
     return hri_fail_at(err, c->short_code, hri_cursor_offset(c), field,
                        "%s: needs %zu bytes at offset %llu, %zu remain", field, n,
                        (unsigned long long)hri_cursor_offset(c), c->end - c->pos);
 }
-
-#define READER(name, type, width, load)                                                        \
-    int name(struct hri_cursor *c, type *v, const char *field, struct hurray_error *err) {     \
-        HR_TRY(hri_need(c, width, field, err));                                                \
-        *v = (type)load(c->src + c->pos);                                                      \
-        c->pos += width;                                                                       \
-        return HURRAY_OK;                                                                      \
-    }
-
-static inline uint8_t load_u8(const uint8_t *p) { return p[0]; }
-
-READER(hri_read_u8, uint8_t, 1, load_u8)
-READER(hri_read_u16, uint16_t, 2, hri_load_u16le)
-READER(hri_read_u32, uint32_t, 4, hri_load_u32le)
-READER(hri_read_u64, uint64_t, 8, hri_load_u64le)
 
 int hri_read_i64(struct hri_cursor *c, int64_t *v, const char *field, struct hurray_error *err) {
     uint64_t u;
@@ -46,46 +32,28 @@ int hri_read_f64(struct hri_cursor *c, double *v, const char *field, struct hurr
     return HURRAY_OK;
 }
 
-int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
-                      struct hurray_error *err) {
-    HR_TRY(hri_need(c, n, field, err));
-    for (size_t i = 0; i < n; i++) {
-        if (c->src[c->pos + i] != 0)
-            return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, hri_cursor_offset(c) + i, field,
-                               "%s: reserved byte at offset %llu is 0x%02X, must be zero", field,
-                               (unsigned long long)(hri_cursor_offset(c) + i),
-                               c->src[c->pos + i]);
-    }
-    c->pos += n;
-    return HURRAY_OK;
+/* Called when a reserved byte of the n at the cursor (which exist) is not
+ * zero: the error names the first one. */
+int hri_read_reserved_fail(const struct hri_cursor *c, size_t n, const char *field,
+                           struct hurray_error *err) {
+    size_t i = 0;
+    while (i + 1 < n && c->src[c->pos + i] == 0) i++;
+    return hri_fail_at(err, HURRAY_E_RESERVED_NONZERO, hri_cursor_offset(c) + i, field,
+                       "%s: reserved byte at offset %llu is 0x%02X, must be zero", field,
+                       (unsigned long long)(hri_cursor_offset(c) + i), c->src[c->pos + i]);
 }
 
-int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-               struct hurray_error *err) {
-    if (n <= c->end - c->pos) return HURRAY_OK;
+/* The failures of the indexed readers: the field name formatted only here. */
+int hri_need_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                    struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    return hri_need(c, n, hri_fieldf(f, field_fmt, index), err);
+    return hri_need_fail(c, n, hri_fieldf(f, field_fmt, index), err);
 }
 
-int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
-                   struct hurray_error *err) {
-    HR_TRY(hri_need_i(c, 8, field_fmt, index, err));
-    *v = hri_load_u64le(c->src + c->pos);
-    c->pos += 8;
-    return HURRAY_OK;
-}
-
-int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-                        struct hurray_error *err) {
-    HR_TRY(hri_need_i(c, n, field_fmt, index, err));
-    for (size_t i = 0; i < n; i++) {
-        if (c->src[c->pos + i] != 0) {
-            char f[HURRAY_ERROR_FIELD_MAX];
-            return hri_read_reserved(c, n, hri_fieldf(f, field_fmt, index), err);
-        }
-    }
-    c->pos += n;
-    return HURRAY_OK;
+int hri_read_reserved_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err) {
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_read_reserved_fail(c, n, hri_fieldf(f, field_fmt, index), err);
 }
 
 int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,

@@ -9,8 +9,10 @@
  * decoding order, so the first failure in that order wins and every input has
  * one status, and hurray_descriptor_validate, which decode runs as step 11 and
  * encode runs first, calls the same functions in the same order before the
- * three validation tiers. Encoding has one writer code path; its counting mode
- * gives every length. */
+ * three validation tiers. Encoding has one writer code path; every length it
+ * writes (encoded_len, param_length, section lengths) is summed from the
+ * parts' length functions, the ones the decoder checks lengths against, and
+ * encode refuses (INTERNAL) a writer that emits a different count. */
 #include "internal.h"
 
 /* Marks "no input offset" for the shared value rules when they run on a
@@ -142,10 +144,8 @@ static int has_known_section(const struct hurray_descriptor *d, uint8_t type) {
 }
 
 static unsigned known_section_count(const struct hurray_descriptor *d) {
-    unsigned n = 0;
-    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
-        n += (unsigned)has_known_section(d, t);
-    return n;
+    return (unsigned)(d->has_quant != 0) + (d->has_statistics != 0) + (d->has_shard != 0) +
+           (d->has_role != 0);
 }
 
 /* ---- shape (memory-layout.md § Shape and dynamic dimensions) -------------- */
@@ -161,19 +161,14 @@ static int check_extent_value(uint64_t e, unsigned k, struct hurray_error *err) 
                     k, (unsigned long long)e);
 }
 
-/* HR-SHAPE-3: N is 1 for rank 0, 0 if any resolved extent is 0, otherwise the
- * checked product of the resolved extents. *resolved is 1 when every extent
- * is resolved (no dynamic dimension). */
-int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *count,
-                               int *resolved, struct hurray_error *err) {
-    HR_FAIL_IF(!count || !resolved || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shape",
-               "shape_element_count: NULL argument");
-    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_LIMIT, "rank",
-               "rank: %u exceeds the format maximum %d (memory-layout.md § Shape)",
-               (unsigned)rank, HURRAY_MAX_RANK);
+/* HR-SHAPE-3 on extents already checked (HR-SHAPE-1, -2): N is 1 for rank 0,
+ * 0 if any resolved extent is 0, otherwise the checked product of the
+ * resolved extents. *resolved is 1 when every extent is resolved (no dynamic
+ * dimension). */
+static int shape_product(uint8_t rank, const uint64_t *shape, uint64_t *count, int *resolved,
+                         struct hurray_error *err) {
     int all = 1, zero = 0;
     for (unsigned k = 0; k < rank; k++) {
-        HR_TRY(check_extent_value(shape[k], k, err));
         all &= shape[k] != HURRAY_DYNAMIC_DIM;
         zero |= shape[k] == 0;
     }
@@ -186,6 +181,17 @@ int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *co
     *count = n;
     *resolved = all;
     return HURRAY_OK;
+}
+
+int hurray_shape_element_count(uint8_t rank, const uint64_t *shape, uint64_t *count,
+                               int *resolved, struct hurray_error *err) {
+    HR_FAIL_IF(!count || !resolved || (rank > 0 && !shape), err, HURRAY_E_ARGUMENT, "shape",
+               "shape_element_count: NULL argument");
+    HR_FAIL_IF(rank > HURRAY_MAX_RANK, err, HURRAY_E_LIMIT, "rank",
+               "rank: %u exceeds the format maximum %d (memory-layout.md § Shape)",
+               (unsigned)rank, HURRAY_MAX_RANK);
+    for (unsigned k = 0; k < rank; k++) HR_TRY(check_extent_value(shape[k], k, err));
+    return shape_product(rank, shape, count, resolved, err);
 }
 
 /* ==== value rules, in decoding order (descriptor.md § Decoding order) ===== */
@@ -237,13 +243,13 @@ static int check_extent(const struct hurray_descriptor *d, unsigned k, uint64_t 
 }
 
 /* Step 6: N, and N x bits, fit 64 bits even where a dynamic extent leaves N
- * unknown (HR-SHAPE-3). An extension type's width is unknown: only N counts. */
+ * unknown (HR-SHAPE-3). An extension type's width is unknown: only N counts.
+ * Runs after step 5 (rank) and each extent's check (check_extent). */
 static int check_element_count(const struct hurray_descriptor *d, uint64_t offset,
                                struct hurray_error *err) {
     uint64_t n = 0, bits_total = 0;
     int resolved = 0;
-    HR_TRY(at_offset(hurray_shape_element_count(d->rank, d->shape, &n, &resolved, err), offset,
-                     err));
+    HR_TRY(at_offset(shape_product(d->rank, d->shape, &n, &resolved, err), offset, err));
     uint16_t bits = hurray_dtype_bits(d->dtype);
     if (!hri_mul_u64(n, bits, &bits_total)) return HURRAY_OK;
     return at_offset(hri_fail(err, HURRAY_E_OVERFLOW, "shape",
@@ -287,10 +293,11 @@ static int check_buffer_entry(const struct hurray_descriptor *d, unsigned i,
 }
 
 /* Step 8 on values, for a descriptor built in memory: the parameters' tags
- * and opaque bytes (hurray_layout_check_params, which also applies their
- * value rules), and struct hurray_layout's convention that only private and
- * unknown layouts carry opaque bytes ("the rest are zero"). The parser's
- * reader checks the tags inline. */
+ * and opaque bytes and their value rules (hurray_layout_check_params, whose
+ * tag, rank and span checks check_spans and check_fixed_fields have already
+ * made: only its last step runs here), and struct hurray_layout's convention
+ * that only private and unknown layouts carry opaque bytes ("the rest are
+ * zero"). The parser's reader checks the tags inline. */
 static int check_layout_params(const struct hurray_descriptor *d,
                                const struct hurray_limits *lim, struct hurray_error *err) {
     const struct hurray_layout *l = &d->layout;
@@ -298,7 +305,7 @@ static int check_layout_params(const struct hurray_descriptor *d,
     HR_FAIL_IF(named && (l->opaque || l->opaque_len), err, HURRAY_E_ARGUMENT, "layout.opaque",
                "layout.opaque: the named layout %s carries no opaque bytes",
                hurray_layout_name(l->tag));
-    return hurray_layout_check_params(l, d->rank, lim, err);
+    return hri_layout_check_param_values(l, d->rank, lim, err);
 }
 
 /* Step 9: type tag (HR-SECT-4), then strictly ascending order (HR-SECT-1). */
@@ -654,8 +661,8 @@ static int check_sections(const struct hurray_descriptor *d, struct hurray_error
                "section_count", "section_count: %u sections do not fit the u8 field",
                known + d->opaque_count);
     if (d->has_role) HR_TRY(hurray_member_role_check(d->role, err));
-    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
-        if (has_known_section(d, t)) prev = t;
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE && d->opaque_count; t++)
+        if (has_known_section(d, t)) prev = t; /* what the unknown sections follow */
     for (unsigned i = 0; i < d->opaque_count; i++)
         HR_TRY(check_opaque_section(d, i, known + i, &prev, err));
     return HURRAY_OK;
@@ -689,12 +696,17 @@ static int check_byte_offset(const struct hurray_descriptor *d, struct hurray_er
 }
 
 /* Tier 3, layout against shape (HR-LAYOUT-50): named layouts only; private
- * and unknown layouts only check the sections (buffer-protocol.md). */
+ * and unknown layouts only check the sections (buffer-protocol.md). What
+ * hurray_layout_validate_against_shape checks first (rank, extents, element
+ * count) steps 5 and 6 have checked; the parameters' own rules
+ * (hurray_layout_check_params) check_structure has checked when
+ * `params_checked`, else (a decode) they are checked here. */
 static int check_layout_against_shape(const struct hurray_descriptor *d,
-                                      const struct hurray_limits *lim,
+                                      const struct hurray_limits *lim, int params_checked,
                                       struct hurray_error *err) {
     if (hurray_layout_tag_kind(d->layout.tag) != HURRAY_TAG_NAMED) return HURRAY_OK;
-    return hurray_layout_validate_against_shape(&d->layout, d->rank, d->shape, lim, err);
+    if (!params_checked) HR_TRY(hurray_layout_check_params(&d->layout, d->rank, lim, err));
+    return hri_layout_check_against_shape(&d->layout, d->rank, d->shape, err);
 }
 
 /* Tier 3, the quantization section against dtype, shape and layout
@@ -721,8 +733,8 @@ static int check_statistics_section(const struct hurray_descriptor *d,
 /* Tier 3 (buffer-protocol.md § Validation tiers): layout against shape, the
  * layout's dtype and byte_offset rules, quantization, statistics, shard. */
 static int check_tier3(const struct hurray_descriptor *d, const struct hurray_limits *lim,
-                       struct hurray_error *err) {
-    HR_TRY(check_layout_against_shape(d, lim, err));
+                       int params_checked, struct hurray_error *err) {
+    HR_TRY(check_layout_against_shape(d, lim, params_checked, err));
     HR_TRY(check_byte_offset(d, err));
     HR_TRY(check_quant_section(d, err));
     HR_TRY(check_statistics_section(d, err));
@@ -730,22 +742,41 @@ static int check_tier3(const struct hurray_descriptor *d, const struct hurray_li
     return HURRAY_OK;
 }
 
-/* L + Q (HR-BUF-8); -1 when the layout's count is unknowable. */
-int hurray_descriptor_expected_buffer_count(const struct hurray_descriptor *d, int *count,
-                                            struct hurray_error *err) {
-    int layout_buffers = -1, quant_buffers = 0;
-    HR_FAIL_IF(!d || !count, err, HURRAY_E_ARGUMENT, "descriptor",
-               "expected_buffer_count: NULL argument");
-    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
-    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
-    *count = layout_buffers < 0 ? -1 : layout_buffers + quant_buffers;
+/* L (-1 when the layout's count is unknowable) and Q (HR-BUF-8). */
+struct buffer_counts {
+    int layout;
+    int quant;
+};
+
+static int buffer_counts(const struct hurray_descriptor *d, struct buffer_counts *c,
+                         struct hurray_error *err) {
+    c->layout = -1;
+    c->quant = 0;
+    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &c->layout, err));
+    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &c->quant, err));
     return HURRAY_OK;
 }
 
-/* Tier 1: buffer_count = L + Q for named layouts (HR-BUF-9). */
-static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *err) {
-    int want = -1;
-    HR_TRY(hurray_descriptor_expected_buffer_count(d, &want, err));
+static int expected_count(const struct buffer_counts *c) {
+    return c->layout < 0 ? -1 : c->layout + c->quant;
+}
+
+/* L + Q (HR-BUF-8); -1 when the layout's count is unknowable. */
+int hurray_descriptor_expected_buffer_count(const struct hurray_descriptor *d, int *count,
+                                            struct hurray_error *err) {
+    struct buffer_counts c;
+    HR_FAIL_IF(!d || !count, err, HURRAY_E_ARGUMENT, "descriptor",
+               "expected_buffer_count: NULL argument");
+    HR_TRY(buffer_counts(d, &c, err));
+    *count = expected_count(&c);
+    return HURRAY_OK;
+}
+
+/* Tier 1: buffer_count = L + Q for named layouts (HR-BUF-9). `c`: the
+ * descriptor's buffer_counts. */
+static int check_tier1(const struct hurray_descriptor *d, const struct buffer_counts *c,
+                       struct hurray_error *err) {
+    int want = expected_count(c);
     if (want < 0 || want == d->buffer_count) return HURRAY_OK;
     return hri_fail(err, HURRAY_E_BUFFER_COUNT, "buffer_count",
                     "buffer_count: %u, but the %s layout with %s needs %d (HR-BUF-8)",
@@ -754,17 +785,17 @@ static int check_tier1(const struct hurray_descriptor *d, struct hurray_error *e
 }
 
 /* Tier 2 inputs: the layout's L requirements, then the quantization
- * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). */
-static int compute_required_sizes(const struct hurray_descriptor *d, uint64_t *sizes,
-                                  uint8_t *known, unsigned cap, struct hurray_error *err) {
-    int layout_buffers = -1, quant_buffers = 0;
+ * section's Q, at buffer indices L, L+1, ... (HR-BUF-8). `c`: the
+ * descriptor's buffer_counts. */
+static int compute_required_sizes(const struct hurray_descriptor *d,
+                                  const struct buffer_counts *c, uint64_t *sizes, uint8_t *known,
+                                  unsigned cap, struct hurray_error *err) {
+    int layout_buffers = c->layout, quant_buffers = c->quant;
     uint64_t qs[3] = {0, 0, 0};
     uint8_t qk[3] = {0, 0, 0};
     memset(sizes, 0, cap * sizeof sizes[0]);
     memset(known, 0, cap);
-    HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
     if (layout_buffers < 0) return HURRAY_OK; /* private/unknown: not evaluable */
-    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &quant_buffers, err));
     HR_FAIL_IF(layout_buffers + quant_buffers > (int)cap || quant_buffers > 3, err,
                HURRAY_E_INTERNAL, "buffer_count", "buffer_count: L %d + Q %d out of range",
                layout_buffers, quant_buffers);
@@ -781,11 +812,12 @@ static int compute_required_sizes(const struct hurray_descriptor *d, uint64_t *s
 
 /* Tier 2: each buffer at least its requirement, in buffer order (HR-BUF-9);
  * over-sized buffers are permitted. */
-static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *err) {
+static int check_tier2(const struct hurray_descriptor *d, const struct buffer_counts *c,
+                       struct hurray_error *err) {
     uint64_t sizes[HURRAY_MAX_BUFFERS];
     uint8_t known[HURRAY_MAX_BUFFERS];
     /* Tier 1 held: the table has exactly L + Q entries, or L is unknown. */
-    HR_TRY(compute_required_sizes(d, sizes, known, d->buffer_count, err));
+    HR_TRY(compute_required_sizes(d, c, sizes, known, d->buffer_count, err));
     for (unsigned i = 0; i < d->buffer_count; i++) {
         char f[HURRAY_ERROR_FIELD_MAX];
         HR_FAIL_IF(known[i] && d->buffers[i].size < sizes[i], err, HURRAY_E_BUFFER_SIZE,
@@ -800,12 +832,15 @@ static int check_tier2(const struct hurray_descriptor *d, struct hurray_error *e
 static int check_encoded_size(const struct hurray_descriptor *d,
                               const struct hurray_limits *lim, struct hurray_error *err);
 
-/* The three tiers, in the order of buffer-protocol.md § Validation tiers. */
+/* The three tiers, in the order of buffer-protocol.md § Validation tiers.
+ * `params_checked`: check_structure ran (check_layout_against_shape). */
 static int check_tiers(const struct hurray_descriptor *d, const struct hurray_limits *lim,
-                       struct hurray_error *err) {
-    HR_TRY(check_tier3(d, lim, err));
-    HR_TRY(check_tier1(d, err));
-    return check_tier2(d, err);
+                       int params_checked, struct hurray_error *err) {
+    struct buffer_counts c;
+    HR_TRY(check_tier3(d, lim, params_checked, err));
+    HR_TRY(buffer_counts(d, &c, err));
+    HR_TRY(check_tier1(d, &c, err));
+    return check_tier2(d, &c, err);
 }
 
 int hurray_descriptor_validate(const struct hurray_descriptor *d,
@@ -814,7 +849,7 @@ int hurray_descriptor_validate(const struct hurray_descriptor *d,
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
     limits_effective(limits, &lim);
     HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tiers(d, &lim, err));
+    HR_TRY(check_tiers(d, &lim, 1, err));
     return check_encoded_size(d, &lim, err);
 }
 
@@ -826,10 +861,12 @@ int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
     HR_FAIL_IF(!d || !sizes || !known, err, HURRAY_E_ARGUMENT, "descriptor",
                "required_sizes: NULL argument");
     limits_format_max(&lim);
+    struct buffer_counts c;
     HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tier3(d, &lim, err));
-    HR_TRY(check_tier1(d, err));
-    return compute_required_sizes(d, sizes, known, HURRAY_MAX_BUFFERS, err);
+    HR_TRY(check_tier3(d, &lim, 1, err));
+    HR_TRY(buffer_counts(d, &c, err));
+    HR_TRY(check_tier1(d, &c, err));
+    return compute_required_sizes(d, &c, sizes, known, HURRAY_MAX_BUFFERS, err);
 }
 
 /* ==== storage: every span in one block ==================================== */
@@ -852,12 +889,10 @@ static unsigned layout_uses(uint8_t tag) {
     case HURRAY_LAYOUT_STRIDED: return USES_STRIDES;
     case HURRAY_LAYOUT_TILED: return USES_STRIDES | USES_TILED;
     case HURRAY_LAYOUT_CSF: return USES_CSF;
-    default:
-        return hurray_layout_tag_kind(tag) == HURRAY_TAG_NAMED ||
-                       hurray_layout_tag_kind(tag) == HURRAY_TAG_INVALID
-                   ? 0u
-                   : USES_OPAQUE;
+    default: break;
     }
+    int kind = hurray_layout_tag_kind(tag);
+    return kind == HURRAY_TAG_NAMED || kind == HURRAY_TAG_INVALID ? 0u : USES_OPAQUE;
 }
 
 /* Every span of non-zero length exists. A caller may point spans anywhere;
@@ -934,14 +969,14 @@ static const void *place(uint8_t *block, size_t off, const void *src, size_t n) 
  * exactly sized, and points `d` into it: d->storage becomes the new block.
  * The old block is not freed (the caller does, after). Spans the layout's tag
  * does not use, and the shard's without a shard section, become NULL. On
- * failure `d` is unchanged. */
+ * failure `d` is unchanged. Every span it copies exists: check_spans passed,
+ * or the parser set them. */
 static int build_storage(struct hurray_descriptor *d, const struct hurray_allocator *a,
                          struct hurray_error *err) {
     struct storage_plan p = {0};
     size_t r = d->rank;
     unsigned uses = layout_uses(d->layout.tag);
     struct hurray_layout *l = &d->layout;
-    HR_TRY(check_spans(d, err));
     HR_TRY(plan_storage(d, &p, err));
     uint8_t *block = p.total ? hri_alloc(a, p.total) : NULL;
     HR_FAIL_IF(p.total && !block, err, HURRAY_E_NOMEM, "descriptor",
@@ -985,6 +1020,7 @@ static int commit(struct hurray_descriptor *d, struct hurray_descriptor *t,
                   struct hurray_error *err) {
     void *old = d->storage;
     size_t old_len = d->storage_len;
+    HR_TRY(check_spans(t, err));
     HR_TRY(build_storage(t, d->allocator, err));
     *d = *t;
     hri_free(d->allocator, old, old_len);
@@ -1168,7 +1204,9 @@ static int decode_into(const uint8_t *src, size_t len, const struct hurray_limit
      * steps, and encoded_len (the canonical length, or the parse would have
      * failed) was checked against the limit in step 3: only the tiers remain.
      * hurray_layout_validate_against_shape applies the parameter value rules. */
-    HR_TRY(check_tiers(d, lim, err));
+    HR_TRY(check_tiers(d, lim, 0, err));
+    /* The parser points every span it read at scratch or the input: no
+     * check_spans (which commit and copy run on spans a caller set). */
     HR_TRY(build_storage(d, a, err));
     *consumed = h.encoded_len;
     return HURRAY_OK;
@@ -1227,12 +1265,17 @@ static void write_shape_and_buffers(struct hri_writer *w, const struct hurray_de
     }
 }
 
-/* param_length is what the parameter writer emits (counted, one code path). */
+/* The parameter bytes of d's layout (memory-layout.md: the table's fixed +
+ * per-rank counts, or an extension's head and opaque bytes): exactly what
+ * hri_layout_params_write emits. Only for a validated descriptor, whose tag
+ * and rank the length function accepts. */
+static uint32_t layout_param_length(const struct hurray_descriptor *d) {
+    uint32_t len = 0;
+    return hurray_layout_param_length(&d->layout, d->rank, &len, NULL) == HURRAY_OK ? len : 0;
+}
+
 static void write_layout_block(struct hri_writer *w, const struct hurray_descriptor *d) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    hri_layout_params_write(&counter, &d->layout, d->rank);
-    hri_w_u32(w, (uint32_t)counter.pos);
+    hri_w_u32(w, layout_param_length(d));
     hri_w_zero(w, 4);
     hri_layout_params_write(w, &d->layout, d->rank);
     hri_w_pad8(w);
@@ -1250,15 +1293,28 @@ static void write_section_payload(struct hri_writer *w, const struct hurray_desc
     }
 }
 
+/* The payload length of a known section (its payload length functions, the
+ * ones the decoder checks against: sections.md), else of unknown section
+ * `index`. Only for a validated descriptor (its quantization scheme is known). */
+static uint32_t section_payload_length(const struct hurray_descriptor *d, uint8_t type,
+                                       unsigned index) {
+    uint32_t len = 0;
+    switch (type) {
+    case HURRAY_SECTION_QUANTIZATION:
+        return hurray_quant_payload_length(d->quant.scheme, &len, NULL) == HURRAY_OK ? len : 0;
+    case HURRAY_SECTION_STATISTICS: return hri_statistics_length();
+    case HURRAY_SECTION_SHARD: return hri_shard_length(d->rank);
+    case HURRAY_SECTION_ROLE: return hri_role_length();
+    default: return d->opaque[index].length;
+    }
+}
+
 static void write_section(struct hri_writer *w, const struct hurray_descriptor *d, uint8_t type,
                           uint8_t flags, unsigned index) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    write_section_payload(&counter, d, type, index);
     hri_w_u8(w, type);
     hri_w_u8(w, flags);
     hri_w_zero(w, 2);
-    hri_w_u32(w, (uint32_t)counter.pos);
+    hri_w_u32(w, section_payload_length(d, type, index));
     write_section_payload(w, d, type, index);
     hri_w_pad8(w);
 }
@@ -1282,13 +1338,25 @@ static void write_descriptor(struct hri_writer *w, const struct hurray_descripto
     write_sections(w, d);
 }
 
-/* The canonical length: the writer in counting mode. SIZE_MAX if it does not
- * fit size_t. */
+/* One part of the encoding with its zero padding to 8 (descriptor.md). */
+static uint64_t padded8(uint64_t n) { return n + hri_pad8((size_t)(n & 7)); }
+
+/* The canonical length (descriptor.md § Layout of the bytes), summed from the
+ * parts' lengths: header and fixed fields, 8 bytes per extent, one entry per
+ * buffer, the layout block, each section's header and padded payload. Only
+ * for a validated descriptor. encode checks that the writer emitted exactly
+ * this many bytes (INTERNAL otherwise). SIZE_MAX if it does not fit size_t. */
 static size_t count_descriptor(const struct hurray_descriptor *d) {
-    struct hri_writer counter;
-    hri_writer_init(&counter, NULL, 0);
-    write_descriptor(&counter, d, 0);
-    return counter.overflowed ? SIZE_MAX : counter.pos;
+    uint64_t n = HEADER_PREFIX_BYTES + FIXED_FIELD_BYTES + 8u * (uint64_t)d->rank +
+                 (uint64_t)HURRAY_BUFFER_ENTRY_BYTES * d->buffer_count + 8u +
+                 padded8(layout_param_length(d));
+    /* At most 255 sections of at most 2^32-1 bytes each: no u64 overflow. */
+    for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
+        if (has_known_section(d, t))
+            n += SECTION_HEADER_BYTES + padded8(section_payload_length(d, t, 0));
+    for (unsigned i = 0; i < d->opaque_count; i++)
+        n += SECTION_HEADER_BYTES + padded8(d->opaque[i].length);
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
 /* Step 3 for a descriptor built in memory: its encoding fits encoded_len's
@@ -1345,7 +1413,8 @@ int hurray_descriptor_copy(struct hurray_descriptor *dst, const struct hurray_de
     HR_FAIL_IF(!dst || !src, err, HURRAY_E_ARGUMENT, "descriptor", "copy: NULL argument");
     if (dst == src) return HURRAY_OK;
     struct hurray_descriptor t = *src;
-    int status = build_storage(&t, allocator, err);
+    int status = check_spans(&t, err);
+    if (status == HURRAY_OK) status = build_storage(&t, allocator, err);
     hurray_descriptor_reset(dst);
     if (status != HURRAY_OK) return status;
     *dst = t;

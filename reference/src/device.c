@@ -131,6 +131,10 @@ static const char *class_label(uint8_t tag) {
 /* HR-DEV-2: a reserved or invalid byte is refused, never taken as private;
  * HR-DEV-4: the pair must be allowed by § Validity table. */
 int hurray_device_check(uint8_t device, uint8_t memory_class, struct hurray_error *err) {
+    /* Named tags pass their kind check: the table decides. */
+    if (device_is_named(device) && class_is_named(memory_class) &&
+        pair_table[pair_row(device)][pair_col(memory_class)].valid)
+        return HURRAY_OK;
     HR_TRY(hri_check_tag_kind(hurray_device_tag_kind(device), device, 1, "device", err));
     HR_TRY(hri_check_tag_kind(hurray_memory_class_tag_kind(memory_class), memory_class, 1,
                               "memory_class", err));

@@ -8,44 +8,55 @@
  * § Partner names (HR-DTYPE-5): Tier 1 codes exist in every DLPack 1.x
  * (dlpack_minor 0); the float8/6/4 codes 10-17 arrived in DLPack 1.1; the
  * sub-byte integers have no DLPack code. is_sub_byte is bits < 8. */
+#define DTYPE_ROWS(X)                                                                          \
+    /* tag                           name               bits tier fl in sg cx  DLPack */       \
+    X(HURRAY_DTYPE_BOOL,              "bool",             8,   1,  0, 0, 0, 0,  6, 8, 0) \
+    X(HURRAY_DTYPE_INT8,              "int8",             8,   1,  0, 1, 1, 0,  0, 8, 0) \
+    X(HURRAY_DTYPE_UINT8,             "uint8",            8,   1,  0, 1, 0, 0,  1, 8, 0) \
+    X(HURRAY_DTYPE_INT16,             "int16",            16,  1,  0, 1, 1, 0,  0, 16, 0) \
+    X(HURRAY_DTYPE_UINT16,            "uint16",           16,  1,  0, 1, 0, 0,  1, 16, 0) \
+    X(HURRAY_DTYPE_INT32,             "int32",            32,  1,  0, 1, 1, 0,  0, 32, 0) \
+    X(HURRAY_DTYPE_UINT32,            "uint32",           32,  1,  0, 1, 0, 0,  1, 32, 0) \
+    X(HURRAY_DTYPE_INT64,             "int64",            64,  1,  0, 1, 1, 0,  0, 64, 0) \
+    X(HURRAY_DTYPE_UINT64,            "uint64",           64,  1,  0, 1, 0, 0,  1, 64, 0) \
+    X(HURRAY_DTYPE_FLOAT16,           "float16",          16,  1,  1, 0, 1, 0,  2, 16, 0) \
+    X(HURRAY_DTYPE_BFLOAT16,          "bfloat16",         16,  1,  1, 0, 1, 0,  4, 16, 0) \
+    X(HURRAY_DTYPE_FLOAT32,           "float32",          32,  1,  1, 0, 1, 0,  2, 32, 0) \
+    X(HURRAY_DTYPE_FLOAT64,           "float64",          64,  1,  1, 0, 1, 0,  2, 64, 0) \
+    X(HURRAY_DTYPE_COMPLEX64,         "complex64",        64,  1,  0, 0, 1, 1,  5, 64, 0) \
+    X(HURRAY_DTYPE_COMPLEX128,        "complex128",       128, 1,  0, 0, 1, 1,  5, 128, 0) \
+    X(HURRAY_DTYPE_INT1,              "int1",             1,   2,  0, 1, 1, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_UINT1,             "uint1",            1,   2,  0, 1, 0, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_INT2,              "int2",             2,   2,  0, 1, 1, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_UINT2,             "uint2",            2,   2,  0, 1, 0, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_INT4,              "int4",             4,   2,  0, 1, 1, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_UINT4,             "uint4",            4,   2,  0, 1, 0, 0,  NONE, 0, 0) \
+    X(HURRAY_DTYPE_FLOAT8_E4M3FN,     "float8_e4m3fn",    8,   2,  1, 0, 1, 0,  10, 8, 1) \
+    X(HURRAY_DTYPE_FLOAT8_E4M3FNUZ,   "float8_e4m3fnuz",  8,   2,  1, 0, 1, 0,  11, 8, 1) \
+    X(HURRAY_DTYPE_FLOAT8_E5M2,       "float8_e5m2",      8,   2,  1, 0, 1, 0,  12, 8, 1) \
+    X(HURRAY_DTYPE_FLOAT8_E5M2FNUZ,   "float8_e5m2fnuz",  8,   2,  1, 0, 1, 0,  13, 8, 1) \
+    X(HURRAY_DTYPE_FLOAT8_E8M0FNU,    "float8_e8m0fnu",   8,   2,  1, 0, 0, 0,  14, 8, 1) \
+    X(HURRAY_DTYPE_FLOAT6_E2M3FN,     "float6_e2m3fn",    6,   2,  1, 0, 1, 0,  15, 6, 1) \
+    X(HURRAY_DTYPE_FLOAT6_E3M2FN,     "float6_e3m2fn",    6,   2,  1, 0, 1, 0,  16, 6, 1) \
+    X(HURRAY_DTYPE_FLOAT4_E2M1FN,     "float4_e2m1fn",    4,   2,  1, 0, 1, 0,  17, 4, 1)
+
 #define ROW(tag, name, bits, tier, fl, in, sg, cx, code, dl_bits, minor)                        \
-    { (tag), (tier), (bits), (name), (fl), (in), (sg), (bits) < 8, (cx), (code), (dl_bits), (minor) }
+    { (tag), (tier), (bits), (name), (fl), (in), (sg), (bits) < 8, (cx), (code), (dl_bits), (minor) },
 #define NONE HURRAY_DLPACK_NONE
 
-static const struct hurray_dtype_info dtype_table[] = {
-    /*  tag                            name               bits tier fl in sg cx  DLPack   */
-    ROW(HURRAY_DTYPE_BOOL,            "bool",             8,   1,  0, 0, 0, 0,  6, 8, 0),
-    ROW(HURRAY_DTYPE_INT8,            "int8",             8,   1,  0, 1, 1, 0,  0, 8, 0),
-    ROW(HURRAY_DTYPE_UINT8,           "uint8",            8,   1,  0, 1, 0, 0,  1, 8, 0),
-    ROW(HURRAY_DTYPE_INT16,           "int16",            16,  1,  0, 1, 1, 0,  0, 16, 0),
-    ROW(HURRAY_DTYPE_UINT16,          "uint16",           16,  1,  0, 1, 0, 0,  1, 16, 0),
-    ROW(HURRAY_DTYPE_INT32,           "int32",            32,  1,  0, 1, 1, 0,  0, 32, 0),
-    ROW(HURRAY_DTYPE_UINT32,          "uint32",           32,  1,  0, 1, 0, 0,  1, 32, 0),
-    ROW(HURRAY_DTYPE_INT64,           "int64",            64,  1,  0, 1, 1, 0,  0, 64, 0),
-    ROW(HURRAY_DTYPE_UINT64,          "uint64",           64,  1,  0, 1, 0, 0,  1, 64, 0),
-    ROW(HURRAY_DTYPE_FLOAT16,         "float16",          16,  1,  1, 0, 1, 0,  2, 16, 0),
-    ROW(HURRAY_DTYPE_BFLOAT16,        "bfloat16",         16,  1,  1, 0, 1, 0,  4, 16, 0),
-    ROW(HURRAY_DTYPE_FLOAT32,         "float32",          32,  1,  1, 0, 1, 0,  2, 32, 0),
-    ROW(HURRAY_DTYPE_FLOAT64,         "float64",          64,  1,  1, 0, 1, 0,  2, 64, 0),
-    ROW(HURRAY_DTYPE_COMPLEX64,       "complex64",        64,  1,  0, 0, 1, 1,  5, 64, 0),
-    ROW(HURRAY_DTYPE_COMPLEX128,      "complex128",       128, 1,  0, 0, 1, 1,  5, 128, 0),
-    ROW(HURRAY_DTYPE_INT1,            "int1",             1,   2,  0, 1, 1, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_UINT1,           "uint1",            1,   2,  0, 1, 0, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_INT2,            "int2",             2,   2,  0, 1, 1, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_UINT2,           "uint2",            2,   2,  0, 1, 0, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_INT4,            "int4",             4,   2,  0, 1, 1, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_UINT4,           "uint4",            4,   2,  0, 1, 0, 0,  NONE, 0, 0),
-    ROW(HURRAY_DTYPE_FLOAT8_E4M3FN,   "float8_e4m3fn",    8,   2,  1, 0, 1, 0,  10, 8, 1),
-    ROW(HURRAY_DTYPE_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz",  8,   2,  1, 0, 1, 0,  11, 8, 1),
-    ROW(HURRAY_DTYPE_FLOAT8_E5M2,     "float8_e5m2",      8,   2,  1, 0, 1, 0,  12, 8, 1),
-    ROW(HURRAY_DTYPE_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz",  8,   2,  1, 0, 1, 0,  13, 8, 1),
-    ROW(HURRAY_DTYPE_FLOAT8_E8M0FNU,  "float8_e8m0fnu",   8,   2,  1, 0, 0, 0,  14, 8, 1),
-    ROW(HURRAY_DTYPE_FLOAT6_E2M3FN,   "float6_e2m3fn",    6,   2,  1, 0, 1, 0,  15, 6, 1),
-    ROW(HURRAY_DTYPE_FLOAT6_E3M2FN,   "float6_e3m2fn",    6,   2,  1, 0, 1, 0,  16, 6, 1),
-    ROW(HURRAY_DTYPE_FLOAT4_E2M1FN,   "float4_e2m1fn",    4,   2,  1, 0, 1, 0,  17, 4, 1),
-};
+static const struct hurray_dtype_info dtype_table[] = {DTYPE_ROWS(ROW)};
 
 #undef ROW
+
+/* Every named tag is below 0x40 (element-types.md § Tag table): by tag, its
+ * row's index + 1 (0: no row), made from the same row list. */
+#define POS(tag, ...) POS_##tag,
+enum { DTYPE_ROWS(POS) POS_END };
+#undef POS
+#define TAG_LIMIT 0x40u
+#define INDEX(tag, ...) [(tag)] = POS_##tag + 1,
+static const uint8_t row_by_tag[TAG_LIMIT] = {DTYPE_ROWS(INDEX)};
+#undef INDEX
 #undef NONE
 
 #define DTYPE_COUNT (sizeof dtype_table / sizeof dtype_table[0])
@@ -67,19 +78,11 @@ static const struct {
 
 /* ---- table access -------------------------------------------------------- */
 
-/* The table is in ascending tag order (dtype_test checks it): binary search,
- * a handful of comparisons on every descriptor's hot path. */
+/* One load on every descriptor's hot path. (The table itself is in ascending
+ * tag order for hurray_dtype_at; dtype_test checks it.) */
 const struct hurray_dtype_info *hurray_dtype_info(uint8_t tag) {
-    size_t lo = 0, hi = DTYPE_COUNT;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (dtype_table[mid].tag == tag) return &dtype_table[mid];
-        if (dtype_table[mid].tag < tag)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    unsigned pos = tag < TAG_LIMIT ? row_by_tag[tag] : 0u;
+    return pos ? &dtype_table[pos - 1u] : NULL;
 }
 
 size_t hurray_dtype_count(void) { return DTYPE_COUNT; }
@@ -135,6 +138,7 @@ const char *hurray_dtype_alias_at(size_t i, uint8_t *tag) {
 /* HR-DTYPE-2: reserved -> RESERVED_TAG, 0x00/0xFF -> INVALID_TAG; named and
  * private (HR-DTYPE-4) types pass. */
 int hurray_dtype_check_tag(uint8_t tag, const char *field, struct hurray_error *err) {
+    if (hurray_dtype_info(tag)) return HURRAY_OK; /* named */
     return hri_check_tag_kind(hurray_dtype_tag_kind(tag), tag, 1, field ? field : "dtype", err);
 }
 
@@ -144,13 +148,13 @@ int hurray_dtype_check_tag(uint8_t tag, const char *field, struct hurray_error *
 int hurray_buffer_size_bytes(uint8_t dtype, uint64_t count, uint64_t *out,
                              struct hurray_error *err) {
     HR_FAIL_IF(!out, err, HURRAY_E_ARGUMENT, "out", "buffer_size_bytes: out is NULL");
-    int kind = hurray_dtype_tag_kind(dtype);
+    const struct hurray_dtype_info *info = hurray_dtype_info(dtype);
+    int kind = info ? HURRAY_TAG_NAMED : hurray_dtype_tag_kind(dtype);
     HR_FAIL_IF(kind == HURRAY_TAG_PRIVATE, err, HURRAY_E_UNSUPPORTED, "dtype",
                "dtype: extension type 0x%02X has no format-defined bit width, so its buffer "
                "size is unknown",
                dtype);
     HR_TRY(hri_check_tag_kind(kind, dtype, 0, "dtype", err));
-    const struct hurray_dtype_info *info = hurray_dtype_info(dtype);
     uint64_t total_bits = 0;
     HR_FAIL_IF(hri_mul_u64(count, info->bits, &total_bits), err, HURRAY_E_OVERFLOW, "count",
                "count: %llu elements of dtype %s (0x%02X, %u bits) exceed 2^64-1 bits",

@@ -131,27 +131,84 @@ static inline void hri_cursor_init(struct hri_cursor *c, const uint8_t *src, siz
 static inline size_t hri_cursor_left(const struct hri_cursor *c) { return c->end - c->pos; }
 static inline uint64_t hri_cursor_offset(const struct hri_cursor *c) { return c->base + c->pos; }
 
+/* The error of a read that needs n bytes where fewer remain (short_code). */
+int hri_need_fail(const struct hri_cursor *c, size_t n, const char *field,
+                  struct hurray_error *err);
+/* RESERVED_NONZERO (or the short read) for n reserved bytes at the cursor. */
+int hri_read_reserved_fail(const struct hri_cursor *c, size_t n, const char *field,
+                           struct hurray_error *err);
+
+/* The readers: the bounds check inline, every error out of line (the hot
+ * path of a decode is a compare and a load). */
+
 /* Fails unless n bytes remain. */
-int hri_need(const struct hri_cursor *c, size_t n, const char *field, struct hurray_error *err);
-int hri_read_u8(struct hri_cursor *c, uint8_t *v, const char *field, struct hurray_error *err);
-int hri_read_u16(struct hri_cursor *c, uint16_t *v, const char *field, struct hurray_error *err);
-int hri_read_u32(struct hri_cursor *c, uint32_t *v, const char *field, struct hurray_error *err);
-int hri_read_u64(struct hri_cursor *c, uint64_t *v, const char *field, struct hurray_error *err);
+static inline int hri_need(const struct hri_cursor *c, size_t n, const char *field,
+                           struct hurray_error *err) {
+    return n <= c->end - c->pos ? HURRAY_OK : hri_need_fail(c, n, field, err);
+}
+
+#define HRI_READER(name, type, width, load)                                                    \
+    static inline int name(struct hri_cursor *c, type *v, const char *field,                   \
+                           struct hurray_error *err) {                                         \
+        if (width > c->end - c->pos) {                                                         \
+            *v = 0; /* a failed read leaves a defined value */                                 \
+            return hri_need_fail(c, width, field, err);                                        \
+        }                                                                                      \
+        *v = (type)load(c->src + c->pos);                                                      \
+        c->pos += width;                                                                       \
+        return HURRAY_OK;                                                                      \
+    }
+
+static inline uint8_t hri_load_u8(const uint8_t *p) { return p[0]; }
+
+HRI_READER(hri_read_u8, uint8_t, 1u, hri_load_u8)
+HRI_READER(hri_read_u16, uint16_t, 2u, hri_load_u16le)
+HRI_READER(hri_read_u32, uint32_t, 4u, hri_load_u32le)
+HRI_READER(hri_read_u64, uint64_t, 8u, hri_load_u64le)
+#undef HRI_READER
+
 int hri_read_i64(struct hri_cursor *c, int64_t *v, const char *field, struct hurray_error *err);
 int hri_read_f32(struct hri_cursor *c, float *v, const char *field, struct hurray_error *err);
 int hri_read_f64(struct hri_cursor *c, double *v, const char *field, struct hurray_error *err);
 /* Reads n reserved bytes; RESERVED_NONZERO (with the offset of the first
  * non-zero byte) unless all are zero. */
-int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
-                      struct hurray_error *err);
+static inline int hri_read_reserved(struct hri_cursor *c, size_t n, const char *field,
+                                    struct hurray_error *err) {
+    if (n > c->end - c->pos) return hri_need_fail(c, n, field, err);
+    for (size_t i = 0; i < n; i++)
+        if (c->src[c->pos + i] != 0) return hri_read_reserved_fail(c, n, field, err);
+    c->pos += n;
+    return HURRAY_OK;
+}
 /* Variants whose field name is a format with one unsigned index ("shape[%u]"),
  * formatted only when the read fails: the hot path never formats. */
-int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-               struct hurray_error *err);
-int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt, unsigned index,
-                   struct hurray_error *err);
-int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
-                        struct hurray_error *err);
+int hri_need_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt, unsigned index,
+                    struct hurray_error *err);
+int hri_read_reserved_i_fail(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err);
+static inline int hri_need_i(const struct hri_cursor *c, size_t n, const char *field_fmt,
+                             unsigned index, struct hurray_error *err) {
+    return n <= c->end - c->pos ? HURRAY_OK : hri_need_i_fail(c, n, field_fmt, index, err);
+}
+static inline int hri_read_u64_i(struct hri_cursor *c, uint64_t *v, const char *field_fmt,
+                                 unsigned index, struct hurray_error *err) {
+    if (8u > c->end - c->pos) {
+        *v = 0; /* a failed read leaves a defined value */
+        return hri_need_i_fail(c, 8u, field_fmt, index, err);
+    }
+    *v = hri_load_u64le(c->src + c->pos);
+    c->pos += 8u;
+    return HURRAY_OK;
+}
+static inline int hri_read_reserved_i(struct hri_cursor *c, size_t n, const char *field_fmt,
+                                      unsigned index, struct hurray_error *err) {
+    if (n > c->end - c->pos) return hri_need_i_fail(c, n, field_fmt, index, err);
+    for (size_t i = 0; i < n; i++)
+        if (c->src[c->pos + i] != 0)
+            return hri_read_reserved_i_fail(c, n, field_fmt, index, err);
+    c->pos += n;
+    return HURRAY_OK;
+}
 /* n consecutive u64 / i64 / u8 values into dst; element k's field name is
  * field_fmt formatted with k, only when its read fails. */
 int hri_read_u64s_i(struct hri_cursor *c, uint64_t *dst, unsigned n, const char *field_fmt,
@@ -234,6 +291,18 @@ int hri_layout_check_dtype(const struct hurray_layout *l, uint8_t dtype, uint64_
 int hri_layout_required_sizes(const struct hurray_layout *l, uint8_t dtype, uint8_t rank,
                               const uint64_t *shape, uint64_t byte_offset, uint64_t *sizes,
                               uint8_t *known, struct hurray_error *err);
+/* The last step of hurray_layout_check_params: the parameters' value rules
+ * (tile extents, composite rule/combine/member_count, extension opaque
+ * bytes), for a caller that has already checked the tag (not invalid), the
+ * rank (at most the format maximum) and the spans (hri_layout_check_spans). */
+int hri_layout_check_param_values(const struct hurray_layout *layout, uint8_t rank,
+                                  const struct hurray_limits *limits, struct hurray_error *err);
+/* The last step of hurray_layout_validate_against_shape: the layout's rank,
+ * extent and parameter constraints (HR-LAYOUT-50), for a caller that has
+ * already checked the rank, the extents, the element count and the
+ * parameters' own rules (hurray_layout_check_params). */
+int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
+                                   const uint64_t *shape, struct hurray_error *err);
 
 /* quant.c: write the payload (no section header). */
 void hri_quant_write(struct hri_writer *w, const struct hurray_quant *q);

@@ -21,31 +21,42 @@ struct layout_row {
     uint8_t params_per_rank;
 };
 
-static const struct layout_row layout_table[] = {
-    /* tag                        name           dense virt stride  buffers  params */
-    {HURRAY_LAYOUT_ROW_MAJOR, "row_major", 1, 0, 1, 1, 0, 0, 0},
-    {HURRAY_LAYOUT_COL_MAJOR, "col_major", 1, 0, 1, 1, 0, 0, 0},
-    {HURRAY_LAYOUT_STRIDED, "strided", 1, 0, 1, 1, 0, 0, 8},
-    {HURRAY_LAYOUT_TILED, "tiled", 1, 0, 0, 1, 0, 0, 24},
-    {HURRAY_LAYOUT_MORTON, "morton", 1, 0, 0, 1, 0, 0, 0},
-    {HURRAY_LAYOUT_HILBERT, "hilbert", 1, 0, 0, 1, 0, 0, 0},
-    {HURRAY_LAYOUT_COO, "coo", 0, 0, 0, 2, 0, 8, 0},
-    {HURRAY_LAYOUT_CSR, "csr", 0, 0, 0, 3, 0, 8, 0},
-    {HURRAY_LAYOUT_CSC, "csc", 0, 0, 0, 3, 0, 8, 0},
-    {HURRAY_LAYOUT_CSF, "csf", 0, 0, 0, 1, 2, 0, 9},
-    {HURRAY_LAYOUT_BLOCK_PAGED, "block_paged", 0, 0, 0, 3, 0, 32, 0},
-    {HURRAY_LAYOUT_COMPOSITE, "composite", 0, 1, 0, 0, 0, 8, 0},
-};
+#define LAYOUT_ROWS(X)                                                                         \
+    /* tag                        name           dense virt stride  buffers  params */        \
+    X(HURRAY_LAYOUT_ROW_MAJOR, "row_major", 1, 0, 1, 1, 0, 0, 0)                               \
+    X(HURRAY_LAYOUT_COL_MAJOR, "col_major", 1, 0, 1, 1, 0, 0, 0)                               \
+    X(HURRAY_LAYOUT_STRIDED, "strided", 1, 0, 1, 1, 0, 0, 8)                                   \
+    X(HURRAY_LAYOUT_TILED, "tiled", 1, 0, 0, 1, 0, 0, 24)                                      \
+    X(HURRAY_LAYOUT_MORTON, "morton", 1, 0, 0, 1, 0, 0, 0)                                     \
+    X(HURRAY_LAYOUT_HILBERT, "hilbert", 1, 0, 0, 1, 0, 0, 0)                                   \
+    X(HURRAY_LAYOUT_COO, "coo", 0, 0, 0, 2, 0, 8, 0)                                           \
+    X(HURRAY_LAYOUT_CSR, "csr", 0, 0, 0, 3, 0, 8, 0)                                           \
+    X(HURRAY_LAYOUT_CSC, "csc", 0, 0, 0, 3, 0, 8, 0)                                           \
+    X(HURRAY_LAYOUT_CSF, "csf", 0, 0, 0, 1, 2, 0, 9)                                           \
+    X(HURRAY_LAYOUT_BLOCK_PAGED, "block_paged", 0, 0, 0, 3, 0, 32, 0)                          \
+    X(HURRAY_LAYOUT_COMPOSITE, "composite", 0, 1, 0, 0, 0, 8, 0)
 
-#define LAYOUT_COUNT (sizeof layout_table / sizeof layout_table[0])
+#define ROW(...) {__VA_ARGS__},
+static const struct layout_row layout_table[] = {LAYOUT_ROWS(ROW)};
+#undef ROW
+
+/* Every named tag is below 0x40 (memory-layout.md § Layout tags): by tag, its
+ * row's index + 1 (0: no row), made from the same row list. */
+#define POS(tag, ...) POS_##tag,
+enum { LAYOUT_ROWS(POS) POS_END };
+#undef POS
+#define TAG_LIMIT 0x40u
+#define INDEX(tag, ...) [(tag)] = POS_##tag + 1,
+static const uint8_t row_by_tag[TAG_LIMIT] = {LAYOUT_ROWS(INDEX)};
+#undef INDEX
+
 
 /* Private extension parameters: extension_layout_id u32, reserved u32. */
 #define PRIVATE_HEAD_BYTES 8u
 
 static const struct layout_row *layout_row(uint8_t tag) {
-    for (size_t i = 0; i < LAYOUT_COUNT; i++)
-        if (layout_table[i].tag == tag) return &layout_table[i];
-    return NULL;
+    unsigned pos = tag < TAG_LIMIT ? row_by_tag[tag] : 0u;
+    return pos ? &layout_table[pos - 1u] : NULL;
 }
 
 /* HR-LAYOUT-2: named, reserved, private or invalid; the four partition the
@@ -104,9 +115,9 @@ int hurray_layout_param_length(const struct hurray_layout *layout, uint8_t rank,
                                struct hurray_error *err) {
     HR_FAIL_IF(!layout || !len, err, HURRAY_E_ARGUMENT, "layout",
                "layout_param_length: NULL argument");
-    HR_TRY(check_layout_tag(layout->tag, err));
-    HR_TRY(check_rank(rank, err));
     const struct layout_row *row = layout_row(layout->tag);
+    if (!row) HR_TRY(check_layout_tag(layout->tag, err)); /* a named tag is valid */
+    HR_TRY(check_rank(rank, err));
     if (row) {
         *len = row->params_fixed + (uint32_t)row->params_per_rank * rank;
         return HURRAY_OK;
@@ -231,6 +242,11 @@ int hurray_layout_check_params(const struct hurray_layout *layout, uint8_t rank,
     HR_TRY(check_layout_tag(layout->tag, err));
     HR_TRY(check_rank(rank, err));
     HR_TRY(hri_layout_check_spans(layout, rank, err));
+    return hri_layout_check_param_values(layout, rank, limits, err);
+}
+
+int hri_layout_check_param_values(const struct hurray_layout *layout, uint8_t rank,
+                                  const struct hurray_limits *limits, struct hurray_error *err) {
     switch (layout->tag) {
     case HURRAY_LAYOUT_TILED:
         return check_tile_shape(layout->tile_shape, rank, err);
@@ -663,6 +679,11 @@ int hurray_layout_validate_against_shape(const struct hurray_layout *layout, uin
     return validate_for_tag(layout, rank, shape, err);
 }
 
+int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
+                                   const uint64_t *shape, struct hurray_error *err) {
+    return validate_for_tag(l, rank, shape, err);
+}
+
 /* ---- dtype and byte_offset (HR-LAYOUT-11, -12, -30, HR-DESC-3) ------------ */
 
 static int is_byte_addressable(uint8_t dtype) {
@@ -706,7 +727,7 @@ static int size_overflow(unsigned i, const char *what, struct hurray_error *err)
 /* off + bs(count) for buffer i; unknown for an extension element type. */
 static int values_size(uint8_t dtype, uint64_t count, uint64_t off, unsigned i, uint64_t *size,
                        uint8_t *known, struct hurray_error *err) {
-    if (hurray_dtype_tag_kind(dtype) == HURRAY_TAG_PRIVATE) {
+    if (!hurray_dtype_info(dtype) && hurray_dtype_tag_kind(dtype) == HURRAY_TAG_PRIVATE) {
         *known = 0;
         return HURRAY_OK;
     }
