@@ -90,6 +90,12 @@ def test_REQ_DESC_TRAILING_BYTES_ignored():
     assert d.encode() == data
     d = H.Descriptor.decode(memoryview(bytearray(data + b"xyz")))
     assert d.encoded_len == len(data)
+    # an input of 4 KiB or more is decoded with the GIL released (a short one keeps it):
+    # the same descriptor, the same errors
+    long = H.Descriptor.decode(data + b"\xAB" * 8192)
+    assert long == d and long.encode() == data
+    with pytest.raises(H.InvalidDescriptorError):
+        H.Descriptor.decode(b"HRYX" + data[4:] + bytes(8192))
 
 
 @pytest.mark.parametrize("make", [float32_matrix, rich])

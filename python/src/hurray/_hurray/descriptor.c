@@ -258,6 +258,9 @@ static int limit_arg(PyObject *obj, const char *what, uint64_t max, uint64_t *fi
     return hrpy_as_uint_max(obj, what, max, field);
 }
 
+/* Inputs shorter than this are decoded without releasing the GIL. */
+#define HRPY_DECODE_NOGIL_BYTES 4096
+
 /* Descriptor.decode(data, *, max_descriptor_bytes=None, max_rank=None,
  * max_buffer_bytes=None, max_composite_members=None). Trailing bytes are
  * ignored (HR-DESC-1). Limits above the format maximum are clamped by C. */
@@ -291,10 +294,17 @@ static PyObject *descriptor_decode(PyObject *cls, PyObject *const *args, Py_ssiz
     hurray_error_clear(&err);
     size_t consumed = 0;
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = hurray_descriptor_decode((const uint8_t *)view.buf, (size_t)view.len, &opt, self->own,
-                                      &consumed, &err);
-    Py_END_ALLOW_THREADS
+    /* A descriptor short enough to decode in about a microsecond keeps the GIL: releasing and
+     * taking it back would cost a good part of that. A long one lets other threads run. */
+    if (view.len < HRPY_DECODE_NOGIL_BYTES) {
+        status = hurray_descriptor_decode((const uint8_t *)view.buf, (size_t)view.len, &opt,
+                                          self->own, &consumed, &err);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        status = hurray_descriptor_decode((const uint8_t *)view.buf, (size_t)view.len, &opt,
+                                          self->own, &consumed, &err);
+        Py_END_ALLOW_THREADS
+    }
     PyBuffer_Release(&view);
     if (status != HURRAY_OK) {
         Py_DECREF(self);
