@@ -195,12 +195,34 @@ TEST_STEPS += $(if $(FUZZ_TARGETS),fuzz-msan-replay)
 # corpora (fuzz/python/fuzz_python.py --make-seeds). New inputs go to $(BUILD)/fuzz/python/
 # corpus (the first corpus directory), findings to $(BUILD)/fuzz/python/artifacts/. The
 # memory limits are fuzz-smoke's plus the interpreter's own footprint.
+# The binding runs as a build of its own, $(FUZZ_PY_SITE) (pip --target, never the venv's):
+# the extension and the libhurray it embeds compiled with ASan+UBSan and clang's coverage
+# callbacks (inline 8-bit counters, PC table, comparison tracing; not -fsanitize=fuzzer-no-link,
+# whose stack-depth tracing needs __sancov_lowest_stack, which Atheris' libFuzzer lacks), and
+# the interpreter started with the atheris wheel's asan_with_fuzzer.so preloaded (libFuzzer and
+# the ASan runtime in one library, so the extension's callbacks resolve globally). libFuzzer so
+# sees the C code's coverage, not only the Python side's, and ASan+UBSan check the binding's
+# C as well as the library. LeakSanitizer is off: the interpreter keeps memory until exit.
 FUZZ_PY_RSS_MB ?= 1024
-fuzz-python: python-install
+FUZZ_PY_SITE   := $(BUILD)/fuzz/python/site
+FUZZ_PY_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+                  -fsanitize-coverage=inline-8bit-counters,pc-table,trace-cmp
+FUZZ_PY_SRC    := $(shell find python/src python/meson.build python/pyproject.toml reference/src \
+                    reference/include reference/meson.build -type f 2>/dev/null)
+$(FUZZ_PY_SITE)/.stamp: $(FUZZ_PY_SRC) | deps
+	rm -rf $(FUZZ_PY_SITE) $(BUILD)/fuzz/python/pybuild
+	CC="$(FUZZ_CC)" CFLAGS="$(FUZZ_PY_CFLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+	  $(VENV)/bin/python -m pip install -q --no-build-isolation --no-deps --target $(FUZZ_PY_SITE) \
+	  -Cbuild-dir=$(abspath $(BUILD))/fuzz/python/pybuild -Csetup-args=-Db_lundef=false ./python
+	touch $@
+fuzz-python: $(FUZZ_PY_SITE)/.stamp
 	@mkdir -p $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/artifacts
 	@rm -rf $(BUILD)/fuzz/python/seeds
 	$(VENV)/bin/python fuzz/python/fuzz_python.py --make-seeds $(BUILD)/fuzz/python/seeds $(VECTORS) fuzz/corpus
-	$(VENV)/bin/python fuzz/python/fuzz_python.py -keep_seed=1 -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	HURRAY_FUZZ_SITE=$(abspath $(FUZZ_PY_SITE)) PYTHONPATH=$(abspath $(FUZZ_PY_SITE)) \
+	  LD_PRELOAD="$$($(VENV)/bin/python -c 'import atheris; print(atheris.path())')/asan_with_fuzzer.so" \
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(VENV)/bin/python fuzz/python/fuzz_python.py -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	  -rss_limit_mb=$(FUZZ_PY_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) -print_final_stats=1 \
 	  -artifact_prefix=$(BUILD)/fuzz/python/artifacts/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
 	  $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/seeds
