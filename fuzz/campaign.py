@@ -11,12 +11,17 @@ Resumable: libFuzzer's working corpus ($BUILD/fuzz/campaign/<target>/) and AFL++
 minimised corpus is committed, and campaign.json accumulates the executions of every run
 (10^8 per target is the goal; each run adds to the totals).
 
-Half of --seconds goes to each engine. The merge (libFuzzer -merge=1, coverage of the
-libFuzzer build) keeps only inputs that add coverage beyond the vectors and the regression
-inputs of the target, which are committed elsewhere and seed every run anyway; files over
-64 KiB are left out. A finding (a crash, leak, timeout or out-of-memory input of either
-engine) is counted and listed with its path; it does not stop the campaign. Standard library
-only: runs without the project's venv.
+Half of --seconds goes to each engine (--afl-share). Both fuzz the fast builds, coverage instrumentation
+and nothing else ($BUILD/fuzz-fast for libFuzzer, $BUILD/afl-fast for AFL++; AFL++'s CMPLOG
+build solves the comparisons); the targets' own checks (the bounded allocator's ceiling, the
+asserted invariants) hold there too. The merge (libFuzzer -merge=1, coverage of the fast
+build) keeps only inputs that add coverage beyond the vectors and the regression inputs of the
+target, which are committed elsewhere and seed every run anyway; files over 64 KiB are left
+out. Then every input of the merged corpus runs once through the ASan+UBSan libFuzzer build
+($BUILD/fuzz) with the memory limits, so what only a sanitizer sees is still found. A finding
+(a crash, leak, timeout or out-of-memory input of either engine or of the sanitizer replay) is
+counted and listed with its path; it does not stop the campaign. Standard library only: runs
+without the project's venv.
 """
 import argparse
 import datetime
@@ -117,7 +122,7 @@ def libfuzzer(a, target, seconds, seeds):
     os.makedirs(work, exist_ok=True)
     os.makedirs(art, exist_ok=True)
     log = os.path.join(ROOT, a.build, "fuzz", f"campaign-{target}.log")
-    cmd = ["nice", "-n", "10", os.path.join(a.build, "fuzz", "bin", target),
+    cmd = ["nice", "-n", "10", os.path.join(a.build, "fuzz-fast", "bin", target),
            f"-max_total_time={seconds}", "-timeout=10", f"-rss_limit_mb={a.rss_mb}",
            f"-malloc_limit_mb={a.malloc_mb}", "-print_final_stats=1", f"-artifact_prefix={art}/",
            "-max_len=65536"]
@@ -145,7 +150,8 @@ def afl(a, target, seconds):
     before = execs()
     log = os.path.join(ROOT, a.build, "fuzz", f"campaign-afl-{target}.log")
     rc, _ = run(["nice", "-n", "10", "make", "--no-print-directory", "fuzz-afl",
-                 f"TARGET={target}", f"FUZZ_SECONDS={seconds}", f"BUILD={a.build}"], log)
+                 f"TARGET={target}", f"FUZZ_SECONDS={seconds}", f"BUILD={a.build}",
+                 "AFL_FLAVOUR=afl-fast"], log)
     after = execs()
     # AFL++ restores execs_done when it resumes; if it did not, the count started again at 0
     return (after - before if after >= before else after), rc, \
@@ -160,7 +166,7 @@ def merge(a, target, inputs, baseline):
     for i, p in enumerate(baseline):
         shutil.copyfile(p, os.path.join(tmp, f"base-{i:05d}"))
     log = os.path.join(ROOT, a.build, "fuzz", f"campaign-merge-{target}.log")
-    rc, out = run(["nice", "-n", "10", os.path.join(a.build, "fuzz", "bin", target), "-merge=1",
+    rc, out = run(["nice", "-n", "10", os.path.join(a.build, "fuzz-fast", "bin", target), "-merge=1",
                    "-max_len=65536", "-timeout=10", f"-rss_limit_mb={a.rss_mb}",
                    f"-malloc_limit_mb={a.malloc_mb}",
                    f"-merge_control_file={tmp}.control", tmp] + inputs, log)
@@ -178,6 +184,24 @@ def merge(a, target, inputs, baseline):
             shutil.copyfile(p, os.path.join(dst, hashlib.sha1(data).hexdigest()))
     shutil.rmtree(tmp)
     os.remove(f"{tmp}.control")
+
+
+def sanitizer_replay(a, target):
+    """Every file of fuzz/corpus/<target>/ once through the ASan+UBSan build, with the limits.
+    Returns the artifact directory (a failing input is written there as crash-/leak-/oom-...)."""
+    art = os.path.join(ROOT, a.build, "fuzz", "campaign-replay-artifacts", target)
+    os.makedirs(art, exist_ok=True)
+    d = os.path.join(HERE, "corpus", target)
+    files = sorted(os.path.join(d, n) for n in os.listdir(d)) if os.path.isdir(d) else []
+    log = os.path.join(ROOT, a.build, "fuzz", f"campaign-replay-{target}.log")
+    for i in range(0, len(files), 200):  # libFuzzer runs the files named and exits
+        rc, _ = run(["nice", "-n", "10", os.path.join(a.build, "fuzz", "bin", target),
+                     "-timeout=10", f"-rss_limit_mb={a.rss_mb}", f"-malloc_limit_mb={a.malloc_mb}",
+                     f"-artifact_prefix={art}/"] + files[i:i + 200], log)
+        if rc != 0:
+            print(f"campaign: {target}: the ASan+UBSan replay failed (log {log})", flush=True)
+            break
+    return art, len(files)
 
 
 def findings(*dirs):
@@ -199,6 +223,8 @@ def main(argv=None):
     ap.add_argument("--malloc-mb", type=int, default=256)
     ap.add_argument("--rss-mb", type=int, default=512)
     ap.add_argument("--no-afl", action="store_true", help="libFuzzer only")
+    ap.add_argument("--afl-share", type=float, default=0.5,
+                    help="the part of --seconds AFL++ gets (0.5: half each)")
     ap.add_argument("--table", action="store_true", help="only rewrite the README table")
     a = ap.parse_args(argv)
     state = load_state()
@@ -215,9 +241,10 @@ def main(argv=None):
                                             "findings": []})
         seeds = [d for d in (f"fuzz/corpus/{t}", f"fuzz/regress/{t}")
                  if os.path.isdir(os.path.join(ROOT, d))] + area_dirs(t)
-        half = max(1, a.seconds // (1 if a.no_afl else 2))
-        lf, lrc, work, lart = libfuzzer(a, t, half, seeds)
-        af, arc, aout = (0, 0, None) if a.no_afl else afl(a, t, half)
+        share = 0.0 if a.no_afl else min(max(a.afl_share, 0.0), 1.0)
+        afl_s = int(a.seconds * share)
+        lf, lrc, work, lart = libfuzzer(a, t, max(1, a.seconds - afl_s), seeds)
+        af, arc, aout = (0, 0, None) if afl_s == 0 else afl(a, t, afl_s)
         baseline = list(files_under([d for d in seeds if not d.startswith("fuzz/corpus")]))
         inputs = [work, os.path.join(HERE, "corpus", t)]
         if aout and os.path.isdir(os.path.join(aout, "queue")):
@@ -225,7 +252,8 @@ def main(argv=None):
         inputs = [d for d in inputs if os.path.isdir(d)]
         # the committed corpus is an input too: merge into a fresh directory, then replace it
         merge(a, t, inputs, baseline)
-        found = findings(lart, os.path.join(aout, "crashes") if aout else "",
+        rart, _replayed = sanitizer_replay(a, t)
+        found = findings(lart, rart, os.path.join(aout, "crashes") if aout else "",
                          os.path.join(aout, "hangs") if aout else "")
         s["libfuzzer_execs"] += lf
         s["afl_execs"] += af

@@ -13,7 +13,7 @@
 #   make fuzz-msan-replay                          every corpus through the MSan replay build
 #   make fuzz-python [FUZZ_SECONDS=n]              Atheris over the Python binding's readers
 
-.PHONY: fuzz-afl fuzz-afl-build fuzz-campaign fuzz-promote fuzz-msan-replay fuzz-python
+.PHONY: fuzz-afl fuzz-afl-build fuzz-fast-build fuzz-campaign fuzz-promote fuzz-msan-replay fuzz-python
 
 # ------------------------------------------------------------------- AFL++ ---
 # Two builds of every target with afl-clang-fast (Debian afl++; afl-clang-lto needs lld, which
@@ -48,10 +48,35 @@ $(1)/bin/%: fuzz/targets/%.c $(1)/driver.o $$(FUZZ_SUPPORT) $$(FUZZ_HDR) $(1)/li
 endef
 $(eval $(call afl_flavour,$(BUILD)/afl,$(AFL_SAN),))
 $(eval $(call afl_flavour,$(BUILD)/afl-cmplog,,AFL_LLVM_CMPLOG=1))
+# The campaign's AFL++ build: no sanitizers (about 10x the executions of $(BUILD)/afl); what it
+# finds is replayed under ASan+UBSan (see FUZZ_FAST below). AFL_FLAVOUR=afl-fast selects it.
+$(eval $(call afl_flavour,$(BUILD)/afl-fast,,))
+AFL_FLAVOUR ?= afl
 
 AFL_BINS := $(patsubst %,$(BUILD)/afl/bin/%,$(FUZZ_NAMES)) \
             $(patsubst %,$(BUILD)/afl-cmplog/bin/%,$(FUZZ_NAMES))
 fuzz-afl-build: $(AFL_BINS)
+
+# ------------------------------------------------------- fast libFuzzer build ---
+# $(BUILD)/fuzz-fast: every target under libFuzzer with coverage instrumentation and nothing
+# else, -O2 (30-60x the executions of the ASan+UBSan build $(BUILD)/fuzz on the same core).
+# The campaign fuzzes with it and then replays everything it kept through the ASan+UBSan build
+# (fuzz/campaign.py), the usual split between a fast engine and a sanitizing replay. The
+# targets' own checks (the bounded allocator's ceiling, the invariants they assert with
+# __builtin_trap) hold in both builds.
+$(eval $(call lib_rules,$(BUILD)/fuzz-fast,-fsanitize=fuzzer-no-link,-fsanitize=fuzzer-no-link,$(FUZZ_CC),-Db_lundef=false))
+FUZZ_FAST_SUPPORT := $(patsubst fuzz/support/%.c,$(BUILD)/fuzz-fast/support/%.o,$(FUZZ_SUPPORT))
+FUZZ_FAST_BINS    := $(patsubst %,$(BUILD)/fuzz-fast/bin/%,$(FUZZ_NAMES))
+.PRECIOUS: $(BUILD)/fuzz-fast/support/%.o
+$(BUILD)/fuzz-fast/support/%.o: fuzz/support/%.c $(FUZZ_HDR) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_WARN) -O2 -g -Ireference/include -Ifuzz -Ifuzz/support -c $< -o $@
+$(BUILD)/fuzz-fast/bin/%: fuzz/targets/%.c $(FUZZ_FAST_SUPPORT) $(FUZZ_HDR) \
+                          $(BUILD)/fuzz-fast/libhurray.a $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) $(FUZZ_WARN) -O2 -g -fsanitize=fuzzer -Ireference/include -Ifuzz \
+	  -Ifuzz/support $< $(FUZZ_FAST_SUPPORT) $(BUILD)/fuzz-fast/libhurray.a -lm -o $@
+fuzz-fast-build: $(FUZZ_FAST_BINS)
 
 # AFL++ wants ASan to abort (not exit) and not to symbolize; the allocation and RSS ceilings
 # are libFuzzer's -malloc_limit_mb/-rss_limit_mb of fuzz-smoke, for the same reason
@@ -91,27 +116,30 @@ out=$$(realpath $(1)); for p in /proc/[0-9]*; do \
 done; true
 endef
 
-fuzz-afl: $(BUILD)/afl/bin/$(TARGET) $(if $(AFL_CMPLOG),$(BUILD)/afl-cmplog/bin/$(TARGET))
+fuzz-afl: $(BUILD)/$(AFL_FLAVOUR)/bin/$(TARGET) $(if $(AFL_CMPLOG),$(BUILD)/afl-cmplog/bin/$(TARGET))
 	@[ -n "$(TARGET)" ] || { echo "fuzz-afl: TARGET=<one of $(FUZZ_NAMES)>" >&2; exit 1; }
 	@$(call afl_seed_dir,$(TARGET),$(BUILD)/afl/in/$(TARGET))
 	@mkdir -p $(AFL_OUT)/$(TARGET); echo "== afl-fuzz $(TARGET) ($(FUZZ_SECONDS) s)"; \
 	$(AFL_RUN_ENV) $(AFL_FUZZ) -V $(FUZZ_SECONDS) -m none -t 10000 \
 	  -i $(BUILD)/afl/in/$(TARGET) -o $(AFL_OUT)/$(TARGET) $(if $(FUZZ_DICT),-x $(FUZZ_DICT)) \
 	  $(if $(AFL_CMPLOG),-c $(BUILD)/afl-cmplog/bin/$(TARGET)) \
-	  -- $(BUILD)/afl/bin/$(TARGET) >$(AFL_OUT)/$(TARGET).log 2>&1; rc=$$?; \
+	  -- $(BUILD)/$(AFL_FLAVOUR)/bin/$(TARGET) >$(AFL_OUT)/$(TARGET).log 2>&1; rc=$$?; \
 	$(call afl_reap,$(AFL_OUT)/$(TARGET)/default); \
 	[ $$rc -eq 0 ] || { tail -n 40 $(AFL_OUT)/$(TARGET).log; exit 1; }; \
 	grep -E '^(execs_done|execs_per_sec|corpus_count|saved_crashes|saved_hangs) ' \
 	  $(AFL_OUT)/$(TARGET)/default/fuzzer_stats
 
 # ---------------------------------------------------------------- campaign ---
-# fuzz/campaign.py: per target FUZZ_SECONDS in all, half libFuzzer, half AFL++ (with nice), the
+# fuzz/campaign.py: per target FUZZ_SECONDS in all, AFL_SHARE of it to AFL++ (0.5: half each;
+# the fast builds of fuzz-fast-build and afl-fast, with nice), then an ASan+UBSan replay; the
 # working corpora kept under $(BUILD) so that the next run resumes, the result merged
 # (libFuzzer -merge=1) into fuzz/corpus/<target>/ and the executions added to
 # fuzz/campaign.json, whose table fuzz/README.md shows. TARGETS= restricts it to some targets.
 TARGETS ?=
-fuzz-campaign: $(FUZZ_BINS) $(AFL_BINS)
-	$(PYTHON) fuzz/campaign.py --seconds $(FUZZ_SECONDS) --build $(BUILD) \
+AFL_SHARE ?= 0.5
+fuzz-campaign: $(FUZZ_BINS) $(FUZZ_FAST_BINS) $(patsubst %,$(BUILD)/afl-fast/bin/%,$(FUZZ_NAMES)) \
+               $(patsubst %,$(BUILD)/afl-cmplog/bin/%,$(FUZZ_NAMES))
+	$(PYTHON) fuzz/campaign.py --seconds $(FUZZ_SECONDS) --build $(BUILD) --afl-share $(AFL_SHARE) \
 	  --malloc-mb $(FUZZ_MALLOC_MB) --rss-mb $(FUZZ_RSS_MB) $(if $(TARGETS),--targets $(TARGETS))
 
 print-fuzz-seeds-%:
@@ -167,12 +195,34 @@ TEST_STEPS += $(if $(FUZZ_TARGETS),fuzz-msan-replay)
 # corpora (fuzz/python/fuzz_python.py --make-seeds). New inputs go to $(BUILD)/fuzz/python/
 # corpus (the first corpus directory), findings to $(BUILD)/fuzz/python/artifacts/. The
 # memory limits are fuzz-smoke's plus the interpreter's own footprint.
+# The binding runs as a build of its own, $(FUZZ_PY_SITE) (pip --target, never the venv's):
+# the extension and the libhurray it embeds compiled with ASan+UBSan and clang's coverage
+# callbacks (inline 8-bit counters, PC table, comparison tracing; not -fsanitize=fuzzer-no-link,
+# whose stack-depth tracing needs __sancov_lowest_stack, which Atheris' libFuzzer lacks), and
+# the interpreter started with the atheris wheel's asan_with_fuzzer.so preloaded (libFuzzer and
+# the ASan runtime in one library, so the extension's callbacks resolve globally). libFuzzer so
+# sees the C code's coverage, not only the Python side's, and ASan+UBSan check the binding's
+# C as well as the library. LeakSanitizer is off: the interpreter keeps memory until exit.
 FUZZ_PY_RSS_MB ?= 1024
-fuzz-python: python-install
+FUZZ_PY_SITE   := $(BUILD)/fuzz/python/site
+FUZZ_PY_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+                  -fsanitize-coverage=inline-8bit-counters,pc-table,trace-cmp
+FUZZ_PY_SRC    := $(shell find python/src python/meson.build python/pyproject.toml reference/src \
+                    reference/include reference/meson.build -type f 2>/dev/null)
+$(FUZZ_PY_SITE)/.stamp: $(FUZZ_PY_SRC) | deps
+	rm -rf $(FUZZ_PY_SITE) $(BUILD)/fuzz/python/pybuild
+	CC="$(FUZZ_CC)" CFLAGS="$(FUZZ_PY_CFLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+	  $(VENV)/bin/python -m pip install -q --no-build-isolation --no-deps --target $(FUZZ_PY_SITE) \
+	  -Cbuild-dir=$(abspath $(BUILD))/fuzz/python/pybuild -Csetup-args=-Db_lundef=false ./python
+	touch $@
+fuzz-python: $(FUZZ_PY_SITE)/.stamp
 	@mkdir -p $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/artifacts
 	@rm -rf $(BUILD)/fuzz/python/seeds
 	$(VENV)/bin/python fuzz/python/fuzz_python.py --make-seeds $(BUILD)/fuzz/python/seeds $(VECTORS) fuzz/corpus
-	$(VENV)/bin/python fuzz/python/fuzz_python.py -keep_seed=1 -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	HURRAY_FUZZ_SITE=$(abspath $(FUZZ_PY_SITE)) PYTHONPATH=$(abspath $(FUZZ_PY_SITE)) \
+	  LD_PRELOAD="$$($(VENV)/bin/python -c 'import atheris; print(atheris.path())')/asan_with_fuzzer.so" \
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(VENV)/bin/python fuzz/python/fuzz_python.py -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	  -rss_limit_mb=$(FUZZ_PY_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) -print_final_stats=1 \
 	  -artifact_prefix=$(BUILD)/fuzz/python/artifacts/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
 	  $(BUILD)/fuzz/python/corpus $(BUILD)/fuzz/python/seeds

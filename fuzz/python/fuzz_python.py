@@ -16,10 +16,12 @@ subclasses, InternalError excepted: that one says the C library's invariant fail
 else -- InternalError, SystemError, MemoryError (amplification), TypeError, ValueError, a
 reference leak the debug build would catch -- propagates and atheris reports it with the input.
 
-Coverage: atheris instruments the Python side (hurray/__init__.py) only; the C extension is not
-instrumented (fuzz/README.md § Python says why), so libFuzzer runs with -keep_seed=1: every seed
--- the vectors and the campaign's corpora, each prefixed with the entry bytes of its kind --
-stays in the corpus and is mutated, instead of being dropped for adding no coverage.
+Coverage: atheris instruments the Python side (the hurray package's modules); `make fuzz-python`
+runs a build of the extension with clang's coverage callbacks and ASan+UBSan, under the
+libFuzzer + ASan runtime of the atheris wheel (asan_with_fuzzer.so, preloaded), so libFuzzer
+sees the C code's coverage too (fuzz/fuzz.mk and fuzz/README.md § Python say how). The seeds are
+the vectors and the campaign's corpora, each prefixed with the entry bytes of its kind. When
+HURRAY_FUZZ_SITE names that build, the run refuses to start on any other copy of hurray.
 """
 import os
 import sys
@@ -29,6 +31,11 @@ import atheris
 
 with atheris.instrument_imports():
     import hurray
+
+_SITE = os.environ.get("HURRAY_FUZZ_SITE")
+if _SITE and not os.path.abspath(hurray.__file__).startswith(os.path.join(_SITE, "")):
+    raise SystemExit(f"fuzz_python: hurray comes from {hurray.__file__}, not the instrumented "
+                     f"build in {_SITE}")
 
 _TMP = tempfile.NamedTemporaryFile(prefix="hurray-atheris-", suffix=".hry", delete=False)
 _TMP.close()

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hurray/hurray.h"
@@ -172,7 +173,10 @@ static void remove_temp(void) {
 
 static const char *write_temp(const uint8_t *data, size_t size) {
     if (!temp[0]) {
-        snprintf(temp, sizeof temp, "/tmp/hurray-fuzz-file-XXXXXX");
+        /* in RAM where the system has /dev/shm: every input is written, then opened twice */
+        struct stat st;
+        const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+        snprintf(temp, sizeof temp, "%s/hurray-fuzz-file-XXXXXX", dir);
         int fd = mkstemp(temp);
         if (fd < 0) {
             temp[0] = 0;

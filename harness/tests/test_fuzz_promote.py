@@ -95,3 +95,63 @@ def test_fuzz_promote_end_to_end(tmp_path):
     dup = promote(DUPLICATE, vectors, regress)
     assert dup["already_in_corpus"] == "n_stream_buffer__claim_at_default_limit"
     assert tcids(vectors) == after
+
+
+PLANTED = os.path.join(HERE, "planted", "planted_kv.c")
+
+
+def test_fuzz_promote_minimises_a_failing_input(tmp_path):
+    """A failing input goes the whole way: minimised by libFuzzer (-minimize_crash=1) while it
+    still fails, classified by the oracle, written as an invalid vector with the next test-case
+    id, kept as a regression input, and the C reference agrees with the oracle on it. The
+    failure comes from a throw-away build of fuzz_kv with a planted bug (planted/planted_kv.c:
+    any input holding "PLANT" traps), so no real bug is needed: a valid KV section with the
+    marker in a trailing junk tail is the artifact."""
+    lib = os.path.join(ROOT, "build", "fuzz", "libhurray.a")
+    made = subprocess.run(["make", "--no-print-directory", "-s", "build/fuzz/libhurray.a"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert made.returncode == 0, made.stdout + made.stderr
+    build = tmp_path / "build"
+    binary = build / "fuzz" / "bin" / "fuzz_kv"
+    binary.parent.mkdir(parents=True)
+    cc = subprocess.run(
+        [os.environ.get("FUZZ_CC", "clang"), "-std=c11", "-O1", "-g",
+         "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+         "-I", os.path.join(ROOT, "reference", "include"), PLANTED, lib, "-lm", "-o", str(binary)],
+        capture_output=True, text=True, timeout=300)
+    assert cc.returncode == 0, cc.stderr
+    vectors = str(tmp_path / "vectors")
+    regress = str(tmp_path / "regress")
+    shutil.copytree(os.path.join(ROOT, "vectors"), vectors,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = tcids(vectors)
+    last = max(int(line.split()[0]) for line in before.splitlines()
+               if line.strip() and not line.startswith("#"))
+    artifact = tmp_path / "crash-planted"
+    artifact.write_bytes(open(os.path.join(ROOT, SEED), "rb").read() + b"\x00" * 40 + b"PLANT"
+                         + b"\xff" * 40)
+
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "fuzz", "promote.py"),
+                           "--artifact", str(artifact), "--target", "fuzz_kv", "--build", str(build),
+                           "--vectors", vectors, "--regress", regress, "--runs", "20000"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    assert res["minimised"] is True and res["kind"] == "kv"
+    kept = open(os.path.join(regress, "fuzz_kv", res["id"]), "rb").read()
+    assert b"PLANT" in kept and len(kept) < artifact.stat().st_size
+    # the oracle classified the minimised bytes: whatever it reads, not a valid section
+    vid = res["id"]
+    assert vid.startswith("n_kv_fuzz_") and res["status"] != "OK"
+    after = tcids(vectors)
+    assert after.startswith(before) and after[len(before):] == f"{last + 1} {vid}\n"
+    with open(os.path.join(vectors, "manifest.cbor"), "rb") as f:
+        (entry,) = [v for v in cbor2.load(f)["vectors"] if v["id"] == vid]
+    assert entry["expect"] == "invalid" and entry["error"] == res["status"]
+    with open(os.path.join(vectors, entry["path"]), "rb") as f:
+        assert f.read() == kept
+    run = subprocess.run([HARNESS, "--vectors", vectors, "--id", vid], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "1 passed, 0 failed" in run.stdout, run.stdout
