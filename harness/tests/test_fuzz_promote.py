@@ -133,7 +133,7 @@ def test_fuzz_promote_minimises_a_failing_input(tmp_path):
 
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "fuzz", "promote.py"),
                            "--artifact", str(artifact), "--target", "fuzz_kv", "--build", str(build),
-                           "--vectors", vectors, "--regress", regress, "--runs", "20000"],
+                           "--vectors", vectors, "--regress", regress, "--runs", "3000"],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])
