@@ -28,6 +28,9 @@ import numpy as np
 
 import hurray
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+import conftest as bench_helpers  # noqa: E402  bench/python/conftest.py: raw_replace
+
 NAMED = {"2000x4KiB": (2000, 4 << 10), "64MiB": (8, 8 << 20), "256MiB": (16, 16 << 20),
          "1GiB": (16, 64 << 20)}
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -60,19 +63,8 @@ def evict(path):
 
 
 def raw_replace(blob, d, sync):
-    tmp, path = os.path.join(d, f"raw{int(sync)}.tmp"), os.path.join(d, f"raw{int(sync)}.bin")
-
-    def run():
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, blob)
-            if sync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.rename(tmp, path)
-
-    return run
+    return bench_helpers.raw_replace(blob, os.path.join(d, f"raw{int(sync)}.tmp"),
+                             os.path.join(d, f"raw{int(sync)}.bin"), sync)
 
 
 def rounds(sides, n, before=None):

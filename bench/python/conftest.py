@@ -32,6 +32,24 @@ def _pipe():
     return r, w
 
 
+def raw_replace(blob, tmp, path, sync):
+    """The save benchmarks' floor: a function writing `blob` to `tmp` in one os.write (then
+    os.fsync when `sync`) and renaming it to `path`, what a durable or plain save must at least
+    do (test_bench_save.py, bench/io_rounds.py)."""
+
+    def run():
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, blob)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+
+    return run
+
+
 def run_stream_roundtrip(tensors):
     """Writes `tensors` (one item each) with hurray.StreamWriter from a thread into a pipe and
     returns every item hurray.StreamReader yields from the other end."""

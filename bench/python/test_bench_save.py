@@ -23,6 +23,7 @@ import os
 import numpy as np
 import pytest
 
+import conftest  # bench/python/conftest.py: raw_replace, the floor
 import hurray
 
 SETS = {"2000x4KiB": (2000, 4 << 10), "64MiB": (8, 8 << 20)}
@@ -64,17 +65,7 @@ def _raw_replace(tensors, d, sync):
     blob = b"".join(a.tobytes() for a in tensors.values())
     path, tmp = d / f"raw{int(sync)}.bin", d / f"raw{int(sync)}.bin.tmp"
 
-    def raw():
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, blob)
-            if sync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.rename(tmp, path)
-
-    return len(blob), raw
+    return len(blob), conftest.raw_replace(blob, tmp, path, sync)
 
 
 def test_save_raw_write_fsync_rename(benchmark, case):

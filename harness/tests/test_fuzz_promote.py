@@ -43,7 +43,8 @@ def tcids(vectors):
         return f.read()
 
 
-def test_fuzz_promote_end_to_end(tmp_path):
+def corpus_copy(tmp_path):
+    """A copy of the corpus to grow, a regression folder, the copy's tcids.txt and its last id."""
     vectors = str(tmp_path / "vectors")
     regress = str(tmp_path / "regress")
     shutil.copytree(os.path.join(ROOT, "vectors"), vectors,
@@ -51,6 +52,11 @@ def test_fuzz_promote_end_to_end(tmp_path):
     before = tcids(vectors)
     last = max(int(line.split()[0]) for line in before.splitlines()
                if line.strip() and not line.startswith("#"))
+    return vectors, regress, before, last
+
+
+def test_fuzz_promote_end_to_end(tmp_path):
+    vectors, regress, before, last = corpus_copy(tmp_path)
     seed = open(os.path.join(ROOT, SEED), "rb").read()
 
     res = promote(SEED, vectors, regress)
@@ -120,13 +126,7 @@ def test_fuzz_promote_minimises_a_failing_input(tmp_path):
          "-I", os.path.join(ROOT, "reference", "include"), PLANTED, lib, "-lm", "-o", str(binary)],
         capture_output=True, text=True, timeout=300)
     assert cc.returncode == 0, cc.stderr
-    vectors = str(tmp_path / "vectors")
-    regress = str(tmp_path / "regress")
-    shutil.copytree(os.path.join(ROOT, "vectors"), vectors,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    before = tcids(vectors)
-    last = max(int(line.split()[0]) for line in before.splitlines()
-               if line.strip() and not line.startswith("#"))
+    vectors, regress, before, last = corpus_copy(tmp_path)
     artifact = tmp_path / "crash-planted"
     artifact.write_bytes(open(os.path.join(ROOT, SEED), "rb").read() + b"\x00" * 40 + b"PLANT"
                          + b"\xff" * 40)
