@@ -48,15 +48,8 @@ static const struct hurray_dtype_info dtype_table[] = {DTYPE_ROWS(ROW)};
 
 #undef ROW
 
-/* Every named tag is below 0x40 (element-types.md § Tag table): by tag, its
- * row's index + 1 (0: no row), made from the same row list. */
-#define POS(tag, ...) POS_##tag,
-enum { DTYPE_ROWS(POS) POS_END };
-#undef POS
-#define TAG_LIMIT 0x40u
-#define INDEX(tag, ...) [(tag)] = POS_##tag + 1,
-static const uint8_t row_by_tag[TAG_LIMIT] = {DTYPE_ROWS(INDEX)};
-#undef INDEX
+/* By tag, its row's index + 1 (0: no row), made from the same row list (element-types.md § Tag table). */
+HRI_TAG_INDEX(DTYPE_ROWS, row_by_tag);
 #undef NONE
 
 #define DTYPE_COUNT (sizeof dtype_table / sizeof dtype_table[0])
@@ -81,7 +74,7 @@ static const struct {
 /* One load on every descriptor's hot path. (The table itself is in ascending
  * tag order for hurray_dtype_at; dtype_test checks it.) */
 const struct hurray_dtype_info *hurray_dtype_info(uint8_t tag) {
-    unsigned pos = tag < TAG_LIMIT ? row_by_tag[tag] : 0u;
+    unsigned pos = tag < HRI_TAG_LIMIT ? row_by_tag[tag] : 0u;
     return pos ? &dtype_table[pos - 1u] : NULL;
 }
 

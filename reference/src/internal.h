@@ -33,6 +33,17 @@ int hri_fail_at(struct hurray_error *err, int code, uint64_t offset, const char 
 /* snprintf into a field-name buffer of HURRAY_ERROR_FIELD_MAX bytes. */
 const char *hri_fieldf(char buf[HURRAY_ERROR_FIELD_MAX], const char *fmt, ...) HRI_PRINTF(2, 3);
 
+/* A by-tag index of a table made from an X-macro row list ROWS whose rows each start with
+ * their tag, every named tag below HRI_TAG_LIMIT (0x40; element-types.md and memory-layout.md
+ * name none above): NAME[tag] is the tag's row index + 1, 0 for a tag with no row. One
+ * definition for the dtype and layout tables (dtype.c, layout.c). */
+#define HRI_TAG_LIMIT 0x40u
+#define HRI_TAG_POS_(tag, ...) HRI_TAG_POS_##tag,
+#define HRI_TAG_INDEX_(tag, ...) [(tag)] = HRI_TAG_POS_##tag + 1,
+#define HRI_TAG_INDEX(ROWS, NAME)                                                            \
+    enum { ROWS(HRI_TAG_POS_) HRI_TAG_POS_END_##NAME };                                     \
+    static const uint8_t NAME[HRI_TAG_LIMIT] = {ROWS(HRI_TAG_INDEX_)}
+
 #define HR_TRY(expr)                                                                           \
     do {                                                                                       \
         int hr_try_status_ = (expr);                                                           \

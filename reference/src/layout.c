@@ -40,22 +40,15 @@ struct layout_row {
 static const struct layout_row layout_table[] = {LAYOUT_ROWS(ROW)};
 #undef ROW
 
-/* Every named tag is below 0x40 (memory-layout.md § Layout tags): by tag, its
- * row's index + 1 (0: no row), made from the same row list. */
-#define POS(tag, ...) POS_##tag,
-enum { LAYOUT_ROWS(POS) POS_END };
-#undef POS
-#define TAG_LIMIT 0x40u
-#define INDEX(tag, ...) [(tag)] = POS_##tag + 1,
-static const uint8_t row_by_tag[TAG_LIMIT] = {LAYOUT_ROWS(INDEX)};
-#undef INDEX
+/* By tag, its row's index + 1 (0: no row), made from the same row list (memory-layout.md § Layout tags). */
+HRI_TAG_INDEX(LAYOUT_ROWS, row_by_tag);
 
 
 /* Private extension parameters: extension_layout_id u32, reserved u32. */
 #define PRIVATE_HEAD_BYTES 8u
 
 static const struct layout_row *layout_row(uint8_t tag) {
-    unsigned pos = tag < TAG_LIMIT ? row_by_tag[tag] : 0u;
+    unsigned pos = tag < HRI_TAG_LIMIT ? row_by_tag[tag] : 0u;
     return pos ? &layout_table[pos - 1u] : NULL;
 }
 
