@@ -374,6 +374,9 @@ def test_REQ_FILE_TRUNCATED_while_being_read_never_a_signal_HR_FILE_12(tmp_path)
                     f.seek(cut)
                     f.write(whole[cut:])
                 n += 1
+                # the file stays whole a moment before the next cut, so that some loads
+                # overlap no cut at all (the "ok" outcomes) however the threads interleave
+                stop.wait(0.0005)
         th = threading.Thread(target=churn)
         th.start()
         outcomes = {{}}
@@ -390,6 +393,7 @@ def test_REQ_FILE_TRUNCATED_while_being_read_never_a_signal_HR_FILE_12(tmp_path)
         finally:
             stop.set()
             th.join()
+        hurray.load(path); hurray.load(path, mmap=True); hurray.load_kv(path)  # whole again
         print(json.dumps(outcomes))
     """)
     assert got.get("ok", 0) > 0
