@@ -24,8 +24,9 @@
  * (hurray_file_create_memory) under all three profiles. The cross-checks of the
  * defaults -- the two parts alone, and the file on disk opened by path in copy
  * and in mmap mode -- run on every input of a replay (HURRAY_FUZZ_ALL_MODES=1:
- * the regression driver sets it, so make fuzz-replay and fuzz-msan-replay, and
- * the campaign's ASan+UBSan replay passes it), and while fuzzing on one input
+ * the regression driver sets it, so make fuzz-replay and fuzz-msan-replay;
+ * fuzz-smoke, the campaign's ASan+UBSan replay and fuzz-promote pass it), and
+ * while fuzzing (the campaign, fuzz-afl, a run by hand) on one input
  * in SAMPLE_EVERY (16), those whose hash of every byte and of the length is 0
  * modulo 16. Run on every input they held the target to 2-5 k executions per
  * second (fuzz/README.md has the figures).
