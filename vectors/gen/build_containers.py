@@ -1518,8 +1518,13 @@ def build_stream_align_slack(c):
     n("n_stream_align_slack__over_default", hostile, "LIMIT", 0,
       f"{k} one-byte members declaring 4096: slack {k} x 4032 > {k} bytes + 1 MiB (the default); "
       "a composite of 65,536 such members would hold a page each, 57x the stream", refs)
-    y("y_stream_align_slack__at_default", [paged(k - 1)],
-      f"{k - 1} one-byte members declaring 4096: slack {k - 1} x 4032 <= {k - 1} bytes + 1 MiB",
+    def bufs(m):  # a private-layout tensor of m one-byte buffers, each declaring 4096
+        return T("uint8", [1], 0xF3, params=private(7, b"x"), buffers=[Buf(1, 12)] * m)
+
+    # at the default with two frames (a sweep of hundreds of member frames is slow to oracles)
+    y("y_stream_align_slack__at_default", [grp([bufs(255), bufs(5)], dtype="uint8", shape=[0])],
+      "a group of two private-layout members with 255 and 5 one-byte buffers declaring 4096: "
+      "slack 260 x 4032 = 1048320 <= 260 bytes + 1 MiB (the default; a sixth buffer would pass it)",
       refs)
     last = info["frame_start"][k]  # member k-1's frame: the head is frame 0
     n("n_stream_align_slack__before_buffers", hostile[:last + 8 + 64], "LIMIT", 0,
