@@ -25,6 +25,7 @@ static const struct {
     {"max_kv_bytes", offsetof(struct hurray_limits, max_kv_bytes), 8},
     {"max_name_bytes", offsetof(struct hurray_limits, max_name_bytes), 4},
     {"max_file_tensors", offsetof(struct hurray_limits, max_file_tensors), 8},
+    {"max_alignment_slack", offsetof(struct hurray_limits, max_alignment_slack), 8},
 };
 
 size_t hc_limit_count(void) { return NKEYS(limit_table); }

@@ -550,6 +550,7 @@ DEFAULT_LIMITS = {
     "max_descriptor_bytes": 1 << 20, "max_rank": 64, "max_buffer_bytes": 1 << 34,
     "max_composite_depth": 16, "max_composite_members": 65536, "max_kv_entries": 65536,
     "max_kv_bytes": 64 << 20, "max_name_bytes": 1024, "max_file_tensors": 1 << 20,
+    "max_alignment_slack": 1 << 20,
 }
 
 

@@ -226,3 +226,66 @@ def test_REQ_FILE_MEMORY_load_kv_of_a_list_of_2e20_empty_lists_HR_FILE_13(tmp_pa
     path = tmp_path / "kv.hry"
     hurray.save(path, {}, kv={"list": [[] for _ in range(1 << 20)]})
     check("load_kv", path, 1)
+
+
+# ---- alignment slack (errors-and-limits.md HR-LIMIT-2) --------------------------------------
+
+ALIGN_PROBE = r"""
+import os, re, sys
+import hurray
+
+def hwm():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
+
+case, path = sys.argv[1], sys.argv[2]
+w = hurray.StreamWriter()
+w.write(hurray.zeros((0,), dtype=hurray.uint8))
+list(hurray.StreamReader(w.getvalue()))  # first-call costs before the baseline
+size = os.path.getsize(path)
+if case == "bytes":
+    with open(path, "rb") as f:
+        source = f.read()
+else:  # a descriptor the reader reads (with its read-ahead block)
+    source = os.open(path, os.O_RDONLY)
+base = hwm()
+try:
+    with hurray.StreamReader(source) as reader:
+        keep = list(reader)
+    outcome = "OK"
+except hurray.StreamError as e:
+    outcome = e.code if "max_alignment_slack" in str(e) else "unnamed-" + e.code
+print(size, hwm() - base, outcome)
+"""
+
+
+def page_aligned_stream():
+    """65,536 uint8[1] members whose buffers each declare 4 KiB alignment (5.0 MiB): the
+    writer's frames with each member's alignment_log2 (frame offset 56) patched from 6 to 12.
+    Honouring the alignments would hold a page per member, 57x the stream."""
+    t = hurray.zeros((1,), dtype=hurray.uint8)
+    writer = hurray.StreamWriter()
+    writer.write(hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * MEMBERS))
+    data = bytearray(writer.getvalue())
+    head = len(data) - 80 * MEMBERS
+    assert data[head + 56::80] == b"\x06" * MEMBERS
+    data[head + 56::80] = b"\x0c" * MEMBERS
+    return bytes(data)
+
+
+@pytest.mark.parametrize("case", ["bytes", "fd"])
+def test_REQ_STREAM_ALIGNMENT_SLACK_page_aligned_members_within_budget_HR_LIMIT_2(tmp_path, case):
+    """StreamReader over bytes and over a descriptor refuses the stream (StreamError LIMIT naming
+    max_alignment_slack) once the slack passes the bytes + 1 MiB, holding at most
+    8 x the stream + 1 MiB until then."""
+    path = tmp_path / "aligned.hrs"
+    path.write_bytes(page_aligned_stream())
+    out = subprocess.run([sys.executable, "-c", ALIGN_PROBE, case, str(path)], check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    size, growth, outcome = out.split()
+    size, growth = int(size), int(growth)
+    budget = BUDGET_FACTOR * size + BUDGET_SLACK
+    print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
+          f"budget {budget}, {outcome}")
+    assert outcome == "LIMIT"
+    assert growth <= budget, (case, size, growth, round(growth / size, 2))

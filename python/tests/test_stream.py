@@ -19,6 +19,7 @@ import threading
 import time
 import tracemalloc
 
+import numpy as np
 import pytest
 
 import hurray
@@ -445,6 +446,46 @@ def test_REQ_STREAM_LIMIT_BEFORE_ALLOC_HR_STREAM_7():
         assert info.value.code == "TRUNCATED" and peak < (4 << 20)
     finally:
         tracemalloc.stop()
+
+
+def page_aligned_members(n):
+    """A stream of one group of `n` uint8[1] members whose buffers each declare 4 KiB
+    alignment: the writer's frames with each member's alignment_log2 byte (frame offset 56:
+    8 header bytes, 40 of descriptor before the buffer table's size field, then the size)
+    patched from 6 to 12. A member frame is 80 bytes (stream.md § Frame)."""
+    t = hurray.zeros((1,), dtype=hurray.uint8)
+    writer = StreamWriter()
+    writer.write(hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n))
+    data = bytearray(writer.getvalue())
+    head = len(data) - 80 * n
+    assert data[head + 56::80] == b"\x06" * n
+    data[head + 56::80] = b"\x0c" * n
+    return bytes(data)
+
+
+def test_REQ_STREAM_ALIGNMENT_SLACK_refused_before_buffers_HR_LIMIT_2():
+    """errors-and-limits.md HR-LIMIT-2: 300 one-byte members that each declare 4 KiB need
+    300 x 4032 bytes of slack against 300 bytes; the default max_alignment_slack (1 MiB) refuses
+    the item at member 260, a raised limit reads it whole with every buffer page-aligned."""
+    data = page_aligned_members(300)
+    with pytest.raises(StreamError) as info:
+        next(StreamReader(data))
+    assert info.value.code == "LIMIT"
+    assert "max_alignment_slack" in str(info.value)
+    for limit in (2 << 20, 2**64 - 1):
+        (c,) = list(StreamReader(data, max_alignment_slack=limit))
+        assert c.member_count == 300
+        for m in c.members:
+            assert np.asarray(m).ctypes.data % 4096 == 0
+    # the boundary: 2 members, slack 2 x 4032 = 8064 against 2 bytes
+    two = page_aligned_members(2)
+    assert len(list(StreamReader(two, max_alignment_slack=8062))) == 1
+    with pytest.raises(StreamError) as info:
+        next(StreamReader(two, max_alignment_slack=8061))
+    assert info.value.code == "LIMIT"
+    assert len(list(StreamReader(two, max_alignment_slack=None))) == 1  # None: the default
+    with pytest.raises(ValueError):
+        StreamReader(two, max_alignment_slack=-1)
 
 
 def test_REQ_STREAM_LIMITS_KW_each_limit_raises_stream_error():

@@ -58,6 +58,7 @@ static void limits_format_max(struct hurray_limits *out) {
     out->max_kv_bytes = UINT64_MAX;
     out->max_name_bytes = UINT32_MAX;
     out->max_file_tensors = UINT64_MAX;
+    out->max_alignment_slack = UINT64_MAX;
     hurray_limits_clamp(out);
 }
 

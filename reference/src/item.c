@@ -57,6 +57,32 @@ int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t 
     return HURRAY_OK;
 }
 
+/* errors-and-limits.md HR-LIMIT-2: what honouring a buffer's declared
+ * alignment may cost beyond the minimum 64 that every buffer pays -- the
+ * same alignment buffer_alignment allocates to. */
+int hri_item_slack_add(const struct hurray_descriptor *d, uint64_t *slack, uint64_t *bytes,
+                       const struct hurray_limits *lim, struct hurray_error *err) {
+    uint64_t s = *slack, b = *bytes;
+    for (unsigned i = 0; i < d->buffer_count; i++) {
+        const struct hurray_buffer_desc *bd = &d->buffers[i];
+        if (bd->size == 0) continue; /* never allocated */
+        size_t align = buffer_alignment(bd->alignment_log2);
+        /* at most 2^32 + 1 descriptors of 255 buffers of 4032: far below 2^64 */
+        s += (uint64_t)(align - HURRAY_MIN_BUFFER_ALIGNMENT);
+        if (hri_add_u64(b, bd->size, &b)) b = UINT64_MAX;
+    }
+    *slack = s;
+    *bytes = b;
+    uint64_t allowed = 0;
+    if (hri_add_u64(b, lim->max_alignment_slack, &allowed)) allowed = UINT64_MAX;
+    HR_FAIL_IF(s > allowed, err, HURRAY_E_LIMIT, "buffers",
+               "buffers: the item's alignment slack of %llu bytes exceeds its %llu buffer bytes "
+               "by more than max_alignment_slack %llu (HR-LIMIT-2)",
+               (unsigned long long)s, (unsigned long long)b,
+               (unsigned long long)lim->max_alignment_slack);
+    return HURRAY_OK;
+}
+
 /* stream.md HR-STREAM-16 (informative): the reservation its owner released
  * last, if at most HRI_KEEP_MAX_BYTES, is kept -- its contents discarded to the
  * system (which may take the pages back) -- for the next reservation of the
@@ -92,7 +118,7 @@ static uint8_t *take_reservation(size_t total, size_t align) {
     struct buffer_header h;
     memcpy(&h, p - BUFFER_HEADER_BYTES, sizeof h);
     if (h.total == total && (size_t)(p - h.raw) == align) return p;
-    hri_os_release(h.raw, h.total);
+    release_reservation(p);
     return NULL;
 }
 
@@ -267,5 +293,6 @@ void hri_limits_format_max(struct hurray_limits *out) {
     out->max_kv_bytes = UINT64_MAX;
     out->max_name_bytes = UINT32_MAX;
     out->max_file_tensors = UINT64_MAX;
+    out->max_alignment_slack = UINT64_MAX;
     hurray_limits_clamp(out);
 }

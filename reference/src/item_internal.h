@@ -36,6 +36,15 @@ int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t s
  * no-op for one allocated whole. `upto` <= its size. */
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);
 
+/* Alignment slack (errors-and-limits.md HR-LIMIT-2): the running sums of an
+ * item -- *slack, the padding its buffers' declared alignments may need beyond
+ * the minimum 64, and *bytes, their sizes -- with descriptor `d`'s buffers
+ * added (both in and out), then *slack <= *bytes + lim->max_alignment_slack
+ * checked (LIMIT, field "buffers"). Called before any buffer of `d` is set
+ * aside; the item starts at 0 and 0. */
+int hri_item_slack_add(const struct hurray_descriptor *d, uint64_t *slack, uint64_t *bytes,
+                       const struct hurray_limits *lim, struct hurray_error *err);
+
 /* ---- limits ---------------------------------------------------------------- */
 
 /* NULL means the defaults; then clamped to the format maxima. */

@@ -133,6 +133,7 @@ void hurray_limits_default(struct hurray_limits *out) {
     out->max_kv_bytes = HURRAY_DEFAULT_MAX_KV_BYTES;
     out->max_name_bytes = HURRAY_DEFAULT_MAX_NAME_BYTES;
     out->max_file_tensors = HURRAY_DEFAULT_MAX_FILE_TENSORS;
+    out->max_alignment_slack = HURRAY_DEFAULT_MAX_ALIGNMENT_SLACK;
 }
 
 #define CLAMP(field, max)                                                                      \

@@ -141,6 +141,7 @@ struct hurray_stream_reader {
     struct open_head heads[MAX_DEPTH]; /* open composites, outermost first */
     uint32_t depth;
     uint64_t member_total; /* HR-COMP-9, over the current top-level item */
+    uint64_t item_slack, item_bytes; /* HR-LIMIT-2, over the current top-level item */
 
     /* annotations (HR-STREAM-17, -18): the one being read or pending (read,
      * its item next), and the one of the item next() last yielded */
@@ -439,6 +440,8 @@ static int new_node(struct hurray_stream_reader *r, struct hurray_item **node,
     if (r->depth == 0) {
         r->root = *node;
         r->member_total = 0;
+        r->item_slack = 0;
+        r->item_bytes = 0;
     } else {
         struct open_head *top = &r->heads[r->depth - 1];
         top->item->members[top->next] = *node;
@@ -535,8 +538,12 @@ static int commit_ahead(struct hurray_stream_reader *r, struct hurray_error *e) 
     return HURRAY_OK;
 }
 
+/* Step 8: the item's alignment slack (errors-and-limits.md HR-LIMIT-2) before
+ * anything of this tensor's buffers is set aside; then its buffers. */
 static int open_tensor(struct hurray_stream_reader *r, struct hurray_item *node,
                        struct hurray_error *e) {
+    HR_TRY(at(hri_item_slack_add(node->descriptor, &r->item_slack, &r->item_bytes, &r->limits, e),
+              e, r->frame_start + 8));
     HR_TRY(hri_item_alloc_buffer_table(node, e));
     r->tensor = node;
     r->buffer_index = 0;

@@ -31,6 +31,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +193,12 @@ static int probe_kv(const uint8_t *src, size_t len, long *peak) {
     return 0;
 }
 
-/* Every item of a stream reader, all kept until the end: one composite of MEMBERS. */
+/* How the reading ended: OK, or LIMIT for an input a reader refuses (printed last). */
+static int probe_outcome = HURRAY_OK;
+
+/* Every item of a stream reader, all kept until the end: one composite of MEMBERS -- or a
+ * refusal with LIMIT (the peak measured when it comes: the reader holds the item read so
+ * far until then). */
 static int read_composite(struct hurray_stream_reader *r, long *peak) {
     struct hurray_item *items[4];
     size_t n = 0;
@@ -199,6 +206,13 @@ static int read_composite(struct hurray_stream_reader *r, long *peak) {
     for (;;) {
         struct hurray_item *it = NULL;
         int st = hurray_stream_reader_next(r, &it, &err);
+        if (st == HURRAY_E_LIMIT) {
+            *peak = status_kib("VmHWM");
+            probe_outcome = st;
+            for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
+            hurray_stream_reader_destroy(r);
+            return 0;
+        }
         if (st != HURRAY_OK) return probe_fail("next", st, &err);
         if (!it) break;
         if (n == 4) return probe_fail("more items than expected", HURRAY_E_INTERNAL, NULL);
@@ -212,15 +226,6 @@ static int read_composite(struct hurray_stream_reader *r, long *peak) {
     return 0;
 }
 
-/* Every item of a composite stream in memory, all kept until the end. */
-static int probe_stream(const uint8_t *src, size_t len, long *peak) {
-    struct hurray_stream_reader *r = NULL;
-    struct hurray_error err;
-    int st = hurray_stream_reader_create_memory(src, len, NULL, &r, &err);
-    if (st != HURRAY_OK) return probe_fail("create", st, &err);
-    return read_composite(r, peak);
-}
-
 /* A stream read from a pipe: a child process (forked before the baseline is taken, so
  * none of its memory is this process's) writes the file into it in 64 KiB writes. */
 static int probe_stream_fd(const char *path, long *base, long *peak) {
@@ -230,6 +235,7 @@ static int probe_stream_fd(const char *path, long *base, long *peak) {
     if (pid < 0) return probe_fail("fork", HURRAY_E_IO, NULL);
     if (pid == 0) {
         close(fd[0]);
+        signal(SIGPIPE, SIG_IGN); /* a reader that refuses the stream stops reading it */
         FILE *in = fopen(path, "rb");
         static uint8_t chunk[64 * 1024];
         size_t k;
@@ -237,7 +243,7 @@ static int probe_stream_fd(const char *path, long *base, long *peak) {
         while ((k = fread(chunk, 1, sizeof chunk, in)) > 0)
             for (size_t at = 0; at < k;) {
                 ssize_t w = write(fd[1], chunk + at, k - at);
-                if (w <= 0) _exit(4);
+                if (w <= 0) _exit(errno == EPIPE ? 5 : 4);
                 at += (size_t)w;
             }
         _exit(0);
@@ -250,7 +256,10 @@ static int probe_stream_fd(const char *path, long *base, long *peak) {
     close(fd[0]); /* the reader reads its own duplicate */
     int rc = st == HURRAY_OK ? read_composite(r, peak) : probe_fail("create", st, &err);
     int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return probe_fail("feeder", HURRAY_E_IO, NULL);
+    /* 5: the pipe closed under the feeder, as it does when the reader refused the stream */
+    if (WEXITSTATUS(status) != 0 && !(WEXITSTATUS(status) == 5 && probe_outcome != HURRAY_OK))
         return probe_fail("feeder", HURRAY_E_IO, NULL);
     return rc;
 }
@@ -276,12 +285,19 @@ static int short_read(void *ctx, uint8_t *dst, size_t cap, size_t *got,
     return HURRAY_OK;
 }
 
-/* A stream read through a read callback over the bytes in memory. */
-static int probe_stream_callback(const uint8_t *src, size_t len, long *peak) {
+/* Every item of a composite stream whose bytes are in memory, all kept until the end: read
+ * by the memory reader, or through a read callback over the bytes (`callback`), under
+ * `lim` (NULL: the defaults). */
+static int probe_stream(const uint8_t *src, size_t len, int callback,
+                        const struct hurray_limits *lim, long *peak) {
     struct short_reads s = {src, len, 0, 0};
+    struct hurray_stream_reader_options opt;
     struct hurray_stream_reader *r = NULL;
     struct hurray_error err;
-    int st = hurray_stream_reader_create_callback(short_read, &s, NULL, &r, &err);
+    hurray_stream_reader_options_init(&opt);
+    opt.limits = lim;
+    int st = callback ? hurray_stream_reader_create_callback(short_read, &s, &opt, &r, &err)
+                      : hurray_stream_reader_create_memory(src, len, &opt, &r, &err);
     if (st != HURRAY_OK) return probe_fail("create", st, &err);
     return read_composite(r, peak);
 }
@@ -295,7 +311,7 @@ static int reads_by_path(const char *which) {
     return 0;
 }
 
-/* --probe CASE FILE: prints "input baseline_kib peak_kib". */
+/* --probe CASE FILE: prints "input baseline_kib peak_kib outcome". */
 static int probe_main(const char *which, const char *path) {
     size_t len = 0;
     uint8_t *src = NULL;
@@ -311,13 +327,18 @@ static int probe_main(const char *which, const char *path) {
         len = (size_t)ftell(fp);
         fclose(fp);
     }
+    struct hurray_limits no_slack_limit;
+    hurray_limits_default(&no_slack_limit);
+    no_slack_limit.max_alignment_slack = UINT64_MAX; /* HR-LIMIT-2 off */
     base = status_kib("VmHWM");
     if (strcmp(which, "stream") == 0)
-        rc = probe_stream(src, len, &peak);
+        rc = probe_stream(src, len, 0, NULL, &peak);
+    else if (strcmp(which, "stream-no-slack-limit") == 0)
+        rc = probe_stream(src, len, 0, &no_slack_limit, &peak);
     else if (strcmp(which, "stream-fd") == 0)
         rc = probe_stream_fd(path, &base, &peak);
     else if (strcmp(which, "stream-callback") == 0)
-        rc = probe_stream_callback(src, len, &peak);
+        rc = probe_stream(src, len, 1, NULL, &peak);
     else if (strcmp(which, "descriptors") == 0)
         rc = probe_descriptors(src, len, &peak);
     else if (strcmp(which, "file") == 0)
@@ -333,7 +354,7 @@ static int probe_main(const char *which, const char *path) {
     else
         rc = probe_fail("unknown case", HURRAY_E_ARGUMENT, NULL);
     free(src);
-    if (rc == 0) printf("%zu %ld %ld\n", len, base, peak);
+    if (rc == 0) printf("%zu %ld %ld %s\n", len, base, peak, hurray_status_name(probe_outcome));
     return rc;
 }
 
@@ -380,6 +401,15 @@ static void make_group_stream(const char *path, struct hurray_item *m) {
 }
 
 static void make_stream(const char *path) { make_group_stream(path, tiny_tensor()); }
+
+/* The alignment-slack attack (errors-and-limits.md HR-LIMIT-2): members of one byte, each
+ * buffer declaring 4 KiB alignment -- 80 bytes of stream a member (5.0 MiB), a page each to
+ * honour the alignment. */
+static void make_stream_page_aligned(const char *path) {
+    struct hurray_item *m = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){1}, 1);
+    TEST_PATCH_BUFFER(m->descriptor, 0, alignment_log2, 12);
+    make_group_stream(path, m);
+}
 static void make_stream_smallest(const char *path) {
     make_group_stream(path, smallest_member());
 }
@@ -516,7 +546,8 @@ static void make_kv_section(const char *path) {
 }
 
 /* Runs the probe for `which` over `path`; fills input size, growth (bytes). */
-static void run_probe(const char *which, const char *path, uint64_t *input, uint64_t *growth) {
+static void run_probe(const char *which, const char *path, uint64_t *input, uint64_t *growth,
+                      char outcome[32]) {
     int fd[2];
     assert_int_equal(pipe(fd), 0);
     pid_t pid = fork();
@@ -541,25 +572,29 @@ static void run_probe(const char *which, const char *path, uint64_t *input, uint
     assert_int_equal(WEXITSTATUS(status), 0);
     unsigned long long len = 0;
     long base = 0, peak = 0;
-    assert_int_equal(sscanf(out, "%llu %ld %ld", &len, &base, &peak), 3);
+    assert_int_equal(sscanf(out, "%llu %ld %ld %31s", &len, &base, &peak, outcome), 4);
     assert_true(base > 0 && peak >= base);
     *input = len;
     *growth = (uint64_t)(peak - base) * 1024u;
 }
 
 /* Makes one input, then runs each probe named (a NULL-terminated list) over it in a fresh
- * process and asserts its budget. */
-static void check_budgets(void (*make)(const char *), ...) {
+ * process, asserts the reading's outcome (`expect`: "OK", or "LIMIT" for a refusal) and its
+ * budget. */
+static void check_outcome_budgets(void (*make)(const char *), const char *expect, va_list ap) {
     char path[] = "/tmp/hurray-memory-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     make(path);
-    va_list ap;
-    va_start(ap, make);
     for (const char *which; (which = va_arg(ap, const char *)) != NULL;) {
         uint64_t input = 0, growth = 0;
-        run_probe(which, path, &input, &growth);
+        char outcome[32] = {0};
+        run_probe(which, path, &input, &growth, outcome);
+        if (strcmp(outcome, expect) != 0) {
+            unlink(path);
+            fail_msg("%s: the reading ended %s, not %s", which, outcome, expect);
+        }
         uint64_t budget = BUDGET_FACTOR * input + BUDGET_SLACK;
         print_message("%s: input %llu bytes, peak growth %llu bytes (%.2fx), budget %llu%s\n",
                       which, (unsigned long long)input, (unsigned long long)growth,
@@ -571,8 +606,22 @@ static void check_budgets(void (*make)(const char *), ...) {
                      (unsigned long long)growth, (unsigned long long)budget);
         }
     }
-    va_end(ap);
     unlink(path);
+}
+
+static void check_budgets(void (*make)(const char *), ...) {
+    va_list ap;
+    va_start(ap, make);
+    check_outcome_budgets(make, "OK", ap);
+    va_end(ap);
+}
+
+/* The same for readers that must refuse the input (LIMIT). */
+static void check_refusal_budgets(void (*make)(const char *), ...) {
+    va_list ap;
+    va_start(ap, make);
+    check_outcome_budgets(make, "LIMIT", ap);
+    va_end(ap);
 }
 
 static void check_budget(const char *which, void (*make)(const char *)) {
@@ -648,6 +697,32 @@ static void test_HR_KV_9_decoded_map_follows_input(void **state) {
     check_budget("kv", make_kv_section);
 }
 
+/* 65,536 one-byte members whose buffers each declare 4 KiB alignment (5.0 MiB): honouring
+ * the alignment would cost a page a member, 57 times the stream. Every stream reader refuses
+ * it under the default max_alignment_slack (HR-LIMIT-2) once the slack passes the bytes plus
+ * 1 MiB, within the budget. With the limit off, the same reading succeeds and passes the
+ * budget by far: the input is the hostile one, and the limit is what holds it. */
+static void test_HR_LIMIT_2_page_aligned_members_refused_within_budget(void **state) {
+    (void)state;
+    check_refusal_budgets(make_stream_page_aligned, "stream", "stream-fd", "stream-callback",
+                          (const char *)NULL);
+    if (UNDER_ASAN) return; /* resident sizes measure the sanitizer there */
+    char path[] = "/tmp/hurray-memory-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    make_stream_page_aligned(path);
+    uint64_t input = 0, growth = 0;
+    char outcome[32] = {0};
+    run_probe("stream-no-slack-limit", path, &input, &growth, outcome);
+    unlink(path);
+    print_message("stream-no-slack-limit: input %llu bytes, peak growth %llu bytes (%.2fx)\n",
+                  (unsigned long long)input, (unsigned long long)growth,
+                  (double)growth / (double)input);
+    assert_string_equal(outcome, "OK");
+    assert_true(growth > BUDGET_FACTOR * input + BUDGET_SLACK);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2], argv[3]);
     if (argc < 1 || !realpath(argv[0], self_path)) {
@@ -664,6 +739,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_HR_FILE_13_composite_file_memory_follows_input),
         cmocka_unit_test(test_HR_FILE_13_kv_reader_memory_follows_input),
         cmocka_unit_test(test_HR_KV_9_decoded_map_follows_input),
+        cmocka_unit_test(test_HR_LIMIT_2_page_aligned_members_refused_within_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,6 +265,7 @@ static void test_HR_LIMIT_1_defaults(void **state) {
     assert_true(lim.max_kv_bytes == (UINT64_C(64) << 20));
     assert_true(lim.max_name_bytes == 1024u);
     assert_true(lim.max_file_tensors == 1048576u);
+    assert_true(lim.max_alignment_slack == 1048576u); /* HR-LIMIT-2 */
     hurray_limits_default(NULL);
 }
 
@@ -282,6 +283,7 @@ static void test_HR_LIMIT_1_clamp(void **state) {
     assert_true(lim.max_kv_bytes == (uint64_t)INT64_MAX);
     assert_true(lim.max_name_bytes == UINT16_MAX);
     assert_true(lim.max_file_tensors == UINT32_MAX);
+    assert_true(lim.max_alignment_slack == UINT64_MAX); /* 2^64 - 1: the check off */
     /* Defaults are within the maxima: clamping leaves them alone. */
     struct hurray_limits def, clamped;
     memset(&def, 0, sizeof def); /* defined padding, so memcmp is meaningful */

@@ -763,6 +763,135 @@ static void test_HR_STREAM_7_member_total(void **state) {
     free(b.p);
 }
 
+/* ==== alignment slack (errors-and-limits.md HR-LIMIT-2, HR-STREAM-9 step 8) ============= */
+
+/* The bytes of a group composite of `n` members, each uint8[size] with one buffer declaring
+ * 2^log2 alignment (one member item shared by every slot). */
+static struct bytes aligned_group(uint32_t n, uint64_t size, uint8_t log2) {
+    struct hurray_item *m = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){size}, 7);
+    TEST_PATCH_BUFFER(m->descriptor, 0, alignment_log2, log2);
+    struct hurray_item *g = tb_head(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE, HURRAY_DTYPE_UINT8,
+                                    1, (const uint64_t[]){0}, n);
+    for (uint32_t i = 0; i < n; i++) g->members[i] = m;
+    struct bytes b = write_items(&g, 1, NULL);
+    for (uint32_t i = 0; i < n; i++) g->members[i] = NULL;
+    hurray_item_destroy(g);
+    hurray_item_destroy(m);
+    return b;
+}
+
+/* Reads `b` with max_alignment_slack = `slack` (UINT64_MAX - 1: the default) and returns the
+ * status; on success checks the one composite of `members` with every buffer aligned to
+ * 2^log2. */
+static int read_slack(struct bytes b, uint64_t slack, uint32_t members, uint8_t log2,
+                      struct readout *o) {
+    struct hurray_stream_reader_options ro;
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    if (slack != UINT64_MAX - 1) lim.max_alignment_slack = slack;
+    hurray_stream_reader_options_init(&ro);
+    ro.limits = &lim;
+    read_memory(b.p, b.n, &ro, o);
+    if (o->status == HURRAY_OK) {
+        assert_int_equal(o->n, 1);
+        assert_int_equal(o->items[0]->member_count, members);
+        for (uint32_t i = 0; i < members; i++)
+            assert_int_equal((uintptr_t)o->items[0]->members[i]->buffers[0].data %
+                                 ((uintptr_t)1 << log2),
+                             0);
+    }
+    readout_free(o);
+    return o->status;
+}
+
+/* 300 one-byte buffers each declaring 4 KiB alignment: 300 x 4032 bytes of slack against 300
+ * bytes of data. Refused under the default limit (1 MiB) as member 260's descriptor is decoded,
+ * before its buffer is set aside -- the first where the slack passes the bytes plus 1 MiB
+ * (261 x 4032 > 261 + 2^20) -- and read whole, every buffer page-aligned, once the caller
+ * raises the limit. */
+static void test_HR_LIMIT_2_alignment_slack_refused_at_default(void **state) {
+    (void)state;
+    struct bytes b = aligned_group(300, 1, 12);
+    struct readout o;
+    assert_status(read_slack(b, UINT64_MAX - 1, 300, 12, &o), HURRAY_E_LIMIT);
+    assert_hurray_error(&o.err, HURRAY_E_LIMIT, "buffers");
+    assert_non_null(strstr(o.err.message, "max_alignment_slack"));
+    assert_true(o.err.has_offset);
+    /* member 260's descriptor: its frame is the 262nd (head, then 260 members before it) */
+    uint64_t member_frame = 0;
+    size_t frame = 0;
+    for (size_t at = 0; at + 4 <= b.n; at += 8)
+        if (memcmp(b.p + at, "HRSF", 4) == 0 && frame++ == 261) {
+            member_frame = at;
+            break;
+        }
+    assert_int_equal(o.err.offset, member_frame + 8);
+    assert_status(read_slack(b, 2u << 20, 300, 12, &o), HURRAY_OK);
+    assert_status(read_slack(b, UINT64_MAX, 300, 12, &o), HURRAY_OK);
+    free(b.p);
+}
+
+/* The boundary, exactly: two one-byte page-aligned buffers need 2 x 4032 bytes of slack
+ * against 2 bytes, so 8062 is enough and 8061 is not. */
+static void test_HR_LIMIT_2_alignment_slack_boundary(void **state) {
+    (void)state;
+    struct bytes b = aligned_group(2, 1, 12);
+    struct readout o;
+    assert_status(read_slack(b, 8062, 2, 12, &o), HURRAY_OK);
+    assert_status(read_slack(b, 8061, 2, 12, &o), HURRAY_E_LIMIT);
+    assert_hurray_error(&o.err, HURRAY_E_LIMIT, "buffers");
+    free(b.p);
+    /* 2^11: 2 x 1984 against 2 bytes */
+    b = aligned_group(2, 1, 11);
+    assert_status(read_slack(b, 3966, 2, 11, &o), HURRAY_OK);
+    assert_status(read_slack(b, 3965, 2, 11, &o), HURRAY_E_LIMIT);
+    free(b.p);
+}
+
+/* What legitimate items declare never needs the limit: buffers of 4 KiB or more that are
+ * page-aligned pay for their slack, and the minimum alignment (64, or less declared) is not
+ * slack -- thousands of members of either read with max_alignment_slack 0. */
+static void test_HR_LIMIT_2_legitimate_items_need_no_slack(void **state) {
+    (void)state;
+    struct readout o;
+    struct bytes b = aligned_group(64, 4096, 12);
+    assert_status(read_slack(b, 0, 64, 12, &o), HURRAY_OK);
+    free(b.p);
+    b = aligned_group(4096, 1, 6);
+    assert_status(read_slack(b, 0, 4096, 6, &o), HURRAY_OK);
+    free(b.p);
+    b = aligned_group(4096, 1, 0);
+    assert_status(read_slack(b, 0, 4096, 0, &o), HURRAY_OK);
+    free(b.p);
+}
+
+/* The sums run over one top-level item: each of two top-level tensors needs 4032 bytes of
+ * slack against its 1 byte, and 4031 is enough for each, however many there are. */
+static void test_HR_LIMIT_2_alignment_slack_is_per_item(void **state) {
+    (void)state;
+    struct hurray_item *t = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){1}, 3);
+    TEST_PATCH_BUFFER(t->descriptor, 0, alignment_log2, 12);
+    struct hurray_item *two[2] = {t, t};
+    struct bytes b = write_items(two, 2, NULL);
+    struct hurray_stream_reader_options ro;
+    struct hurray_limits lim;
+    struct readout o;
+    hurray_limits_default(&lim);
+    lim.max_alignment_slack = 4031;
+    hurray_stream_reader_options_init(&ro);
+    ro.limits = &lim;
+    read_memory(b.p, b.n, &ro, &o);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 2);
+    readout_free(&o);
+    lim.max_alignment_slack = 4030;
+    read_memory(b.p, b.n, &ro, &o);
+    assert_status(o.status, HURRAY_E_LIMIT);
+    assert_int_equal(o.n, 0);
+    hurray_item_destroy(t);
+    free(b.p);
+}
+
 /* ==== composite rules while reading (HR-STREAM-9 step 6) ================================ */
 
 static void test_HR_STREAM_9_member_rules_while_reading(void **state) {
@@ -2495,6 +2624,10 @@ int main(void) {
         cmocka_unit_test(test_HR_STREAM_7_descriptor_limit_before_allocation),
         cmocka_unit_test(test_HR_STREAM_7_composite_depth),
         cmocka_unit_test(test_HR_STREAM_7_member_total),
+        cmocka_unit_test(test_HR_LIMIT_2_alignment_slack_refused_at_default),
+        cmocka_unit_test(test_HR_LIMIT_2_alignment_slack_boundary),
+        cmocka_unit_test(test_HR_LIMIT_2_legitimate_items_need_no_slack),
+        cmocka_unit_test(test_HR_LIMIT_2_alignment_slack_is_per_item),
         cmocka_unit_test(test_HR_STREAM_9_member_rules_while_reading),
         cmocka_unit_test(test_HR_STREAM_9_partition_grid_while_reading),
         cmocka_unit_test(test_HR_STREAM_9_failure_is_sticky),

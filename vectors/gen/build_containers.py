@@ -49,6 +49,7 @@ R_S_MEM = ["HR-STREAM-16", "stream.md#memory-committed-as-bytes-arrive-hr-stream
 R_S_ANN = ["HR-STREAM-17", "stream.md#annotation-frame-hr-stream-17"]
 R_S_ANNI = ["HR-STREAM-18", "stream.md#annotated-items-hr-stream-18"]
 R_S_EX = ["stream.md#worked-example-informative"]
+R_SLACK = ["HR-LIMIT-2", "errors-and-limits.md#alignment-slack-hr-limit-2"]
 
 R_C_STRUCT = ["HR-COMP-1", "composite.md#structure-hr-comp-1"]
 R_C_RULES = ["HR-COMP-2", "composite.md#rules-hr-comp-2"]
@@ -1479,6 +1480,58 @@ def build_stream_impl(c):
         R_S_LIM + R_S_ENDS + ["errors-and-limits.md#status-codes-hr-err-1"])
 
 
+def build_stream_align_slack(c):
+    """errors-and-limits.md HR-LIMIT-2 (stream.md HR-STREAM-9 step 8): an item's alignment slack
+    (2^alignment_log2 - 64 for each non-empty buffer declaring more than 64) may exceed its
+    buffer bytes by at most max_alignment_slack (1 MiB by default)."""
+    y, n = c.ystream, c.nstream
+
+    def paged(k, size=1):  # k members of `size` bytes, each buffer declaring 4096
+        return grp([T("uint8", [size], seed=i, buffers=[Buf(size, 12)]) for i in range(k)],
+                   dtype="uint8", shape=[0])
+
+    refs = R_SLACK + R_S_LIM + R_S_DEC
+    two = paged(2)
+    y("y_stream_align_slack__at_option_limit", [two],
+      "2 one-byte members declaring 4096: slack 2 x 4032 = 8064 = 2 bytes + max_alignment_slack 8062",
+      refs, options={"max_alignment_slack": 8062})
+    n("n_stream_align_slack__over_option_limit", C.stream_encode([two])[0], "LIMIT", 0,
+      "2 one-byte members declaring 4096: slack 8064 > 2 bytes + max_alignment_slack 8061", refs,
+      options={"max_alignment_slack": 8061})
+    y("y_stream_align_slack__page_sized_members", [paged(4, 4096)],
+      "4 members of 4096 bytes declaring 4096: their bytes pay for their slack (max_alignment_slack 0)",
+      refs, options={"max_alignment_slack": 0})
+    y("y_stream_align_slack__minimum_alignment", [grp([T("uint8", [1], seed=i, buffers=[Buf(1, a)])
+                                                     for i, a in enumerate((0, 3, 6))], dtype="uint8",
+                                                    shape=[0])],
+      "one-byte members declaring 1, 8 and 64: no slack (the minimum 64 is not counted; "
+      "max_alignment_slack 0)", refs, options={"max_alignment_slack": 0})
+    one = T("uint8", [1], buffers=[Buf(1, 12)])
+    y("y_stream_align_slack__per_item", [one, one, one],
+      "three top-level one-byte tensors declaring 4096: 4032 <= 1 + 4031 for each item "
+      "(the sums run over one item)", refs, options={"max_alignment_slack": 4031})
+    y("y_stream_align_slack__empty_buffer", [T("uint8", [0], buffers=[Buf(0, 0)])],
+      "an empty buffer has no slack (max_alignment_slack 0)", refs, options={"max_alignment_slack": 0})
+    # the hostile class: one-byte members that each declare a page, under the default limit
+    k = 261  # the first member count whose slack passes the bytes + 1 MiB: 261 x 4032 > 261 + 2^20
+    hostile, info = C.stream_encode([paged(k)])
+    n("n_stream_align_slack__over_default", hostile, "LIMIT", 0,
+      f"{k} one-byte members declaring 4096: slack {k} x 4032 > {k} bytes + 1 MiB (the default); "
+      "a composite of 65,536 such members would hold a page each, 57x the stream", refs)
+    def bufs(m):  # a private-layout tensor of m one-byte buffers, each declaring 4096
+        return T("uint8", [1], 0xF3, params=private(7, b"x"), buffers=[Buf(1, 12)] * m)
+
+    # at the default with two frames (a sweep of hundreds of member frames is slow to oracles)
+    y("y_stream_align_slack__at_default", [grp([bufs(255), bufs(5)], dtype="uint8", shape=[0])],
+      "a group of two private-layout members with 255 and 5 one-byte buffers declaring 4096: "
+      "slack 260 x 4032 = 1048320 <= 260 bytes + 1 MiB (the default; a sixth buffer would pass it)",
+      refs)
+    last = info["frame_start"][k]  # member k-1's frame: the head is frame 0
+    n("n_stream_align_slack__before_buffers", hostile[:last + 8 + 64], "LIMIT", 0,
+      f"the {k}-member stream cut after member {k - 1}'s descriptor: refused before its buffer "
+      "is read or set aside", refs)
+
+
 def build_all(c):
     build_kv_valid(c)
     build_kv_invalid(c)
@@ -1488,5 +1541,6 @@ def build_all(c):
     build_stream_invalid(c)
     build_stream_annot_valid(c)
     build_stream_annot_invalid(c)
+    build_stream_align_slack(c)
     build_stream_impl(c)
     build_comp(c)

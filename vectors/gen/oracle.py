@@ -910,8 +910,24 @@ def _member_rules(h, i, m, where):
             fail("CONSTRAINT", f"{where}: global_shape != head shape")
 
 
+MIN_BUFFER_ALIGNMENT = 64  # buffer-protocol.md § Alignment
+
+
+def _alignment_slack(d, total, lim, where):
+    """errors-and-limits.md HR-LIMIT-2 (stream.md HR-STREAM-9 step 8), before a tensor's
+    buffers: total[1] and total[2] are the item's running alignment slack and buffer bytes."""
+    for bf in d["buffers"]:
+        if bf["size"] and bf["alignment"] > MIN_BUFFER_ALIGNMENT:
+            total[1] += bf["alignment"] - MIN_BUFFER_ALIGNMENT
+        total[2] += bf["size"]
+    if total[1] > min(total[2] + lim["max_alignment_slack"], U64_MAX):
+        fail("LIMIT", f"{where}.buffers: alignment slack {total[1]} > {total[2]} buffer bytes "
+                      f"+ max_alignment_slack")
+
+
 def _head_rules(h, depth, total, lim, where):
-    """composite.md step 2 for a head at `depth`; total: [running member total]."""
+    """composite.md step 2 for a head at `depth`; total: [running member total, alignment
+    slack, buffer bytes] of the top-level item."""
     if depth > lim["max_composite_depth"]:
         fail("LIMIT", f"{where}: depth {depth}")
     total[0] += h["layout"]["member_count"]
@@ -1076,6 +1092,7 @@ def _stream_item(b, pos, lim, opts, cm, parent, idx, depth, total, after_ann=Fal
         if d["layout"]["rule"] == "partition":
             _grid(d, [m["descriptor"] for m in members], where)
         return {"kind": "composite", "descriptor": d, "members": members}, pos
+    _alignment_slack(d, total, lim, where)
     bufs = []
     for i, bf in enumerate(d["buffers"]):
         n = bf["size"]
@@ -1114,7 +1131,7 @@ def decode_stream(data, options=None):
                 break
             start = pos
             try:
-                it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0])
+                it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0, 0, 0])
             except _EndFrame:
                 end = "end_frame"
                 break

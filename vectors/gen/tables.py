@@ -56,6 +56,7 @@ LIMITS = {
     "max_kv_bytes": (64 * 1024 * 1024, I64_MAX),
     "max_name_bytes": (1024, (1 << 16) - 1),
     "max_file_tensors": (1048576, (1 << 32) - 1),
+    "max_alignment_slack": (1048576, U64_MAX),  # HR-LIMIT-2: stream readers
 }
 DEFAULT_LIMITS = {k: v[0] for k, v in LIMITS.items()}
 

@@ -824,6 +824,7 @@ class StreamReader:
         max_kv_entries: int | None = None,
         max_kv_bytes: int | None = None,
         max_name_bytes: int | None = None,
+        max_alignment_slack: int | None = None,
         cross_machine: bool = False,
         timeout: float | None = ...,  # not given: a socket's own gettimeout()
         require_end_frame: bool = False,

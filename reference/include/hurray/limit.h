@@ -27,6 +27,9 @@ HURRAY_EXTERN_C_BEGIN
 #define HURRAY_DEFAULT_MAX_KV_BYTES (UINT64_C(64) << 20)
 #define HURRAY_DEFAULT_MAX_NAME_BYTES 1024u
 #define HURRAY_DEFAULT_MAX_FILE_TENSORS (1u << 20)
+/* errors-and-limits.md HR-LIMIT-2: bytes of alignment padding an item read from a
+ * stream may need beyond the bytes of its buffers */
+#define HURRAY_DEFAULT_MAX_ALIGNMENT_SLACK (UINT64_C(1) << 20)
 
 struct hurray_limits {
     uint64_t max_descriptor_bytes;
@@ -38,6 +41,7 @@ struct hurray_limits {
     uint64_t max_kv_bytes;
     uint32_t max_name_bytes;
     uint64_t max_file_tensors;
+    uint64_t max_alignment_slack; /* stream readers only (HR-LIMIT-2) */
 };
 
 /* Fills every field with its spec default. */

@@ -43,7 +43,7 @@ static const struct limit_field limit_fields[] = {
     LIMIT_FIELD(max_rank, 1),             LIMIT_FIELD(max_composite_depth, 1),
     LIMIT_FIELD(max_composite_members, 0), LIMIT_FIELD(max_kv_entries, 0),
     LIMIT_FIELD(max_kv_bytes, 0),         LIMIT_FIELD(max_name_bytes, 1),
-    LIMIT_FIELD(max_file_tensors, 0),
+    LIMIT_FIELD(max_file_tensors, 0),     LIMIT_FIELD(max_alignment_slack, 0),
 };
 #undef LIMIT_FIELD
 

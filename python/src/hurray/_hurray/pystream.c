@@ -267,20 +267,22 @@ static void reader_release(ReaderObject *self) {
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     /* the limits first (one table, io.c), then the options; the KV and name limits bound an
-     * annotation frame (stream.md HR-STREAM-17) */
+     * annotation frame (stream.md HR-STREAM-17), max_alignment_slack an item's declared
+     * alignments (errors-and-limits.md HR-LIMIT-2) */
     static const char *const names[] = {"source",           "max_descriptor_bytes",
                                         "max_buffer_bytes", "max_composite_depth",
                                         "max_composite_members", "max_rank",
                                         "max_kv_entries",   "max_kv_bytes",
-                                        "max_name_bytes",   "cross_machine",
-                                        "timeout",          "require_end_frame"};
-    enum { A_CROSS = 9, A_TIMEOUT = 10, A_NEED_END = 11, A_COUNT = 12 };
+                                        "max_name_bytes",   "max_alignment_slack",
+                                        "cross_machine",    "timeout",
+                                        "require_end_frame"};
+    enum { N_LIMITS = 9, A_CROSS = 10, A_TIMEOUT = 11, A_NEED_END = 12, A_COUNT = 13 };
     PyObject *a[A_COUNT];
     hrpy_state *st = hrpy_state_from_type(type);
     if (st == NULL) return NULL;
     if (hrpy_bind_tuple("StreamReader", args, kwargs, names, A_COUNT, 1, 1, a) < 0) return NULL;
     struct hurray_limits limits;
-    if (hrpy_limits_from_args(a + 1, names + 1, 8, &limits) < 0) return NULL;
+    if (hrpy_limits_from_args(a + 1, names + 1, N_LIMITS, &limits) < 0) return NULL;
     int cross = 0, need_end = 0;
     if (a[A_CROSS] != NULL && (cross = PyObject_IsTrue(a[A_CROSS])) < 0) return NULL;
     if (a[A_NEED_END] != NULL && (need_end = PyObject_IsTrue(a[A_NEED_END])) < 0) return NULL;
@@ -544,7 +546,8 @@ static PyType_Slot reader_slots[] = {
          "StreamReader(source, *, max_descriptor_bytes=None, max_buffer_bytes=None,\n"
          "             max_composite_depth=None, max_composite_members=None, max_rank=None,\n"
          "             max_kv_entries=None, max_kv_bytes=None, max_name_bytes=None,\n"
-         "             cross_machine=False, timeout=..., require_end_frame=False)\n"
+         "             max_alignment_slack=None, cross_machine=False, timeout=...,\n"
+         "             require_end_frame=False)\n"
          "--\n\n"
          "Iterates the items of a Hurray stream: each a hurray.Tensor, or a whole\n"
          "hurray.Composite (head and members as one item), yielded as soon as its last byte\n"
@@ -553,11 +556,13 @@ static PyType_Slot reader_slots[] = {
          "or an object with fileno() (duplicated: closing the reader never closes the\n"
          "caller's), or bytes-like data (held, not copied). io.BytesIO is refused (pass\n"
          "its getvalue()). The limits bound what a frame may claim before anything is\n"
-         "allocated (None: the format's defaults); exceeding one, a corrupt frame, a\n"
-         "stream cut inside a frame or a transport error raise StreamError, and the reader\n"
-         "stays failed. cross_machine=True refuses buffers that are not producer_synced.\n"
-         "require_end_frame=True makes a stream that ends without an end frame (a sender\n"
-         "that died between items) a StreamError (TRUNCATED). timeout (seconds, or None)\n"
+         "allocated (None: the format's defaults); max_alignment_slack (1 MiB) bounds the\n"
+         "padding an item's declared buffer alignments may need beyond its buffer bytes.\n"
+         "Exceeding a limit, a corrupt frame, a stream cut inside a frame or a transport\n"
+         "error raise StreamError, and the reader stays failed. cross_machine=True\n"
+         "refuses buffers that are not producer_synced. require_end_frame=True makes a\n"
+         "stream that ends without an end frame (a sender that died between items) a\n"
+         "StreamError (TRUNCATED). timeout (seconds, or None)\n"
          "bounds each wait for the peer -- by default a socket's own gettimeout() -- and a\n"
          "stall raises StreamTimeoutError (a StreamError and a TimeoutError). Blocking reads\n"
          "release the GIL and run Python's signal handlers (Ctrl-C interrupts them). Context\n"
