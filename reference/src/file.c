@@ -1745,9 +1745,12 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
         const char *name = c->entries[i].name;
         HR_FAIL_IF(!name, err, HURRAY_E_ARGUMENT, "name", "entries[%zu]: NULL name", i);
         size_t n = strlen(name);
-        HR_TRY(hri_name_check((const uint8_t *)name, n,
-                              p->lim ? p->lim->max_name_bytes : HURRAY_MAX_NAME_BYTES_FORMAT,
-                              hri_fieldf(f, "entries[%zu].name", i), UINT64_MAX, err));
+        uint64_t max = p->lim ? p->lim->max_name_bytes : HURRAY_MAX_NAME_BYTES_FORMAT;
+        /* checked once; only a refused name has its field formatted (the same check again,
+         * with the error record): no printf per entry saved */
+        if (hri_name_check((const uint8_t *)name, n, max, "name", UINT64_MAX, NULL) != HURRAY_OK)
+            return hri_name_check((const uint8_t *)name, n, max,
+                                  hri_fieldf(f, "entries[%zu].name", i), UINT64_MAX, err);
         HR_TRY(count_item(p, c->entries[i].item, n, 0, err));
     }
     HR_FAIL_IF(p->lim && p->count > p->lim->max_file_tensors, err, HURRAY_E_LIMIT, "index",
@@ -1833,33 +1836,48 @@ static int check_plan_trees(const struct file_plan *p, struct hurray_error *err)
     return HURRAY_OK;
 }
 
-static int plan_name_compare(const void *pa, const void *pb) {
-    const struct plan_entry *a = *(const struct plan_entry *const *)pa;
-    const struct plan_entry *b = *(const struct plan_entry *const *)pb;
+static int plan_name_compare(const struct plan_entry *a, const struct plan_entry *b) {
     int c = memcmp(a->name, b->name, a->name_len < b->name_len ? a->name_len : b->name_len);
     if (c != 0) return c;
-    if (a->name_len != b->name_len) return a->name_len < b->name_len ? -1 : 1;
-    return (a > b) - (a < b);
+    return a->name_len == b->name_len ? 0 : a->name_len < b->name_len ? -1 : 1;
 }
 
+static uint64_t plan_name_hash(const struct plan_entry *e) { /* FNV-1a */
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t k = 0; k < e->name_len; k++)
+        h = (h ^ (uint8_t)e->name[k]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* No two entries share a name (HR-FILE-5): one pass over a hash table of entry indices
+ * (open addressing, at least twice as many slots as entries), linear in the names' bytes.
+ * The entry refused is the one a sort by name would meet first: the second occurrence of
+ * the smallest duplicated name. */
 static int plan_check_duplicates(struct file_plan *p, struct hurray_error *err) {
-    const struct plan_entry **s = NULL;
-    int st = HURRAY_OK;
-    HR_TRY(alloc_array(p->a, p->count, sizeof *s, (void **)&s, err));
-    for (size_t i = 0; i < p->count; i++) s[i] = &p->entries[i];
-    if (p->count > 1) qsort((void *)s, p->count, sizeof *s, plan_name_compare);
-    for (size_t k = 1; k < p->count && st == HURRAY_OK; k++) {
-        if (s[k - 1]->name_len != s[k]->name_len ||
-            memcmp(s[k - 1]->name, s[k]->name, s[k]->name_len) != 0)
-            continue;
-        char f[HURRAY_ERROR_FIELD_MAX];
-        st = hri_fail(err, HURRAY_E_DUPLICATE, entry_field(f, (size_t)(s[k] - p->entries), "name"),
-                      "%s: \"%.*s\" names two entries (generated member names included) "
-                      "(HR-FILE-5)",
-                      f, (int)(s[k]->name_len > 64 ? 64 : s[k]->name_len), s[k]->name);
+    size_t cap = 16, *slot = NULL; /* entry index + 1; 0 = empty */
+    const struct plan_entry *dup = NULL;
+    if (p->count < 2) return HURRAY_OK;
+    HR_FAIL_IF(p->count > SIZE_MAX / 4, err, HURRAY_E_NOMEM, "file", "file: table too large");
+    while (cap / 2 < p->count) cap *= 2;
+    HR_TRY(alloc_array(p->a, cap, sizeof *slot, (void **)&slot, err)); /* zeroed */
+    for (size_t i = 0; i < p->count; i++) {
+        const struct plan_entry *e = &p->entries[i];
+        size_t at = (size_t)plan_name_hash(e) & (cap - 1);
+        for (; slot[at] != 0; at = (at + 1) & (cap - 1)) {
+            const struct plan_entry *o = &p->entries[slot[at] - 1];
+            if (o->name_len == e->name_len && memcmp(o->name, e->name, e->name_len) == 0)
+                break;
+        }
+        if (slot[at] == 0) slot[at] = i + 1;
+        else if (dup == NULL || plan_name_compare(e, dup) < 0) dup = e;
     }
-    hri_free(p->a, (void *)s, p->count * sizeof *s);
-    return st;
+    hri_free(p->a, slot, cap * sizeof *slot);
+    if (dup == NULL) return HURRAY_OK;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_fail(err, HURRAY_E_DUPLICATE, entry_field(f, (size_t)(dup - p->entries), "name"),
+                    "%s: \"%.*s\" names two entries (generated member names included) "
+                    "(HR-FILE-5)",
+                    f, (int)(dup->name_len > 64 ? 64 : dup->name_len), dup->name);
 }
 
 /* Canonical placement (HR-FILE-4, HR-FILE-2), with checked arithmetic. */
