@@ -207,7 +207,7 @@ def test_REQ_DLPACK_CAPSULE_DISCIPLINE_wrong_capsules():
         hurray.from_dlpack(b"bytes")
 
 
-def test_REQ_DLPACK_CAPSULE_DISCIPLINE_producer_errors_kept():
+def test_REQ_DLPACK_CONSUMER_producer_errors_kept():
     """__dlpack__ is called as a method (no bound method made): an AttributeError raised inside
     it stays the producer's, told apart from a missing __dlpack__; a pre-1.0 producer that
     takes no keywords is called again bare; the type cached as not torch's still ingests."""
