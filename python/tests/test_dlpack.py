@@ -207,6 +207,31 @@ def test_REQ_DLPACK_CAPSULE_DISCIPLINE_wrong_capsules():
         hurray.from_dlpack(b"bytes")
 
 
+def test_REQ_DLPACK_CONSUMER_producer_errors_kept():
+    """__dlpack__ is called as a method (no bound method made): an AttributeError raised inside
+    it stays the producer's, told apart from a missing __dlpack__; a pre-1.0 producer that
+    takes no keywords is called again bare; the type cached as not torch's still ingests."""
+    class Raising:
+        def __dlpack__(self, **kw):
+            raise AttributeError("inside the producer")
+
+    class Bare:  # DLPack before 1.0: no keywords
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self):
+            return self.a.__dlpack__()
+
+    with pytest.raises(AttributeError, match="inside the producer"):
+        hurray.from_dlpack(Raising())
+    with hurray.aligned_allocator():
+        a = np.arange(16, dtype=np.float32)
+    for _ in range(2):  # the second time, ndarray's type is the cached non-torch type
+        assert np.array_equal(np.asarray(hurray.from_dlpack(Bare(a))), a)
+        assert np.asarray(hurray.from_dlpack(a)).__array_interface__["data"][0] == \
+            a.__array_interface__["data"][0]
+
+
 def test_REQ_DLPACK_DELETER_NOGIL_called_from_a_thread_without_the_gil():
     t = hurray.from_numpy(np_values("uint8", (64,)))
     base = sys.getrefcount(t)

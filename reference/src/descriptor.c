@@ -1382,6 +1382,22 @@ static int encodable_length(const struct hurray_descriptor *d, size_t *len,
     return HURRAY_OK;
 }
 
+int hri_descriptor_measure(const struct hurray_descriptor *d, size_t *len,
+                           struct hurray_error *err) {
+    return encodable_length(d, len, err);
+}
+
+int hri_descriptor_write(struct hri_writer *w, const struct hurray_descriptor *d, size_t len,
+                         struct hurray_error *err) {
+    size_t start = w->pos;
+    HR_FAIL_IF(w->overflowed || w->cap - w->pos < len, err, HURRAY_E_INTERNAL, "encoded_len",
+               "encode: %zu bytes of room for a descriptor of %zu", w->cap - w->pos, len);
+    write_descriptor(w, d, (uint32_t)len);
+    HR_FAIL_IF(w->overflowed || w->pos - start != len, err, HURRAY_E_INTERNAL, "encoded_len",
+               "encode: wrote %zu bytes, counted %zu", w->pos - start, len);
+    return HURRAY_OK;
+}
+
 int hurray_descriptor_encoded_len(const struct hurray_descriptor *d, size_t *len,
                                   struct hurray_error *err) {
     HR_FAIL_IF(!d || !len, err, HURRAY_E_ARGUMENT, "descriptor", "encoded_len: NULL argument");
@@ -1395,13 +1411,14 @@ int hurray_descriptor_encode(const struct hurray_descriptor *d, uint8_t *dst, si
     if (written) *written = 0;
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "encode: descriptor is NULL");
     HR_TRY(encodable_length(d, &n, err));
-    HR_FAIL_IF(!dst || cap < n, err, HURRAY_E_ARGUMENT, "cap",
-               "encode: the descriptor takes %zu bytes, the output holds %zu", n,
-               dst ? cap : 0);
+    if (!dst || cap < n) {
+        if (written) *written = n; /* the length needed: the caller grows by it, no re-check */
+        return hri_fail(err, HURRAY_E_ARGUMENT, "cap",
+                        "encode: the descriptor takes %zu bytes, the output holds %zu", n,
+                        dst ? cap : 0);
+    }
     hri_writer_init(&w, dst, cap);
-    write_descriptor(&w, d, (uint32_t)n);
-    HR_FAIL_IF(w.overflowed || w.pos != n, err, HURRAY_E_INTERNAL, "encoded_len",
-               "encode: wrote %zu bytes, counted %zu", w.pos, n);
+    HR_TRY(hri_descriptor_write(&w, d, n, err));
     if (written) *written = n;
     return HURRAY_OK;
 }

@@ -1650,7 +1650,7 @@ struct plan_entry {
     const char *name; /* the caller's, or generated in the plan's names block */
     size_t name_len;
     const struct hurray_item *item;
-    size_t desc_at, desc_len; /* its encoding: plan->descs[desc_at .. desc_at + desc_len) */
+    size_t desc_len; /* its canonical encoding's length, counted while planning */
     uint8_t top;
 };
 
@@ -1661,8 +1661,6 @@ struct file_plan {
     size_t names_len, names_used;
     uint64_t *offsets; /* every buffer, index order, data-relative */
     size_t n_offsets;
-    uint8_t *descs; /* every entry's descriptor, encoded once while planning */
-    size_t descs_len, descs_cap;
     uint64_t kv_length, index_length, meta_end, data_offset, data_length, total;
     const struct hurray_allocator *a;
     const struct hurray_limits *lim; /* a reader's limits (HR-FILE-15), or NULL */
@@ -1672,7 +1670,6 @@ static void plan_free(struct file_plan *p) {
     hri_free(p->a, p->entries, p->count * sizeof *p->entries);
     hri_free(p->a, p->names, p->names_len);
     hri_free(p->a, p->offsets, p->n_offsets * sizeof *p->offsets);
-    hri_free(p->a, p->descs, p->descs_cap);
     memset(p, 0, sizeof *p);
 }
 
@@ -1748,9 +1745,12 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
         const char *name = c->entries[i].name;
         HR_FAIL_IF(!name, err, HURRAY_E_ARGUMENT, "name", "entries[%zu]: NULL name", i);
         size_t n = strlen(name);
-        HR_TRY(hri_name_check((const uint8_t *)name, n,
-                              p->lim ? p->lim->max_name_bytes : HURRAY_MAX_NAME_BYTES_FORMAT,
-                              hri_fieldf(f, "entries[%zu].name", i), UINT64_MAX, err));
+        uint64_t max = p->lim ? p->lim->max_name_bytes : HURRAY_MAX_NAME_BYTES_FORMAT;
+        /* checked once; only a refused name has its field formatted (the same check again,
+         * with the error record): no printf per entry saved */
+        if (hri_name_check((const uint8_t *)name, n, max, "name", UINT64_MAX, NULL) != HURRAY_OK)
+            return hri_name_check((const uint8_t *)name, n, max,
+                                  hri_fieldf(f, "entries[%zu].name", i), UINT64_MAX, err);
         HR_TRY(count_item(p, c->entries[i].item, n, 0, err));
     }
     HR_FAIL_IF(p->lim && p->count > p->lim->max_file_tensors, err, HURRAY_E_LIMIT, "index",
@@ -1805,47 +1805,14 @@ static int name_entry(int st, const struct plan_entry *e, size_t i, struct hurra
     return st;
 }
 
-/* Encodes entry e's descriptor at the end of p->descs (hurray_descriptor_encode: validated
- * under the format's rules first), growing the block when it is full: the index is then
- * written from these bytes, and each descriptor is validated and encoded once. */
-static int plan_encode(struct file_plan *p, struct plan_entry *e, struct hurray_error *err) {
-    const struct hurray_descriptor *d = e->item->descriptor;
-    for (;;) {
-        struct hurray_error mine;
-        size_t n = 0, room = p->descs_cap - p->descs_len;
-        hurray_error_clear(&mine);
-        int st = hurray_descriptor_encode(d, p->descs ? p->descs + p->descs_len : NULL, room,
-                                          &n, &mine);
-        if (st == HURRAY_OK) {
-            e->desc_at = p->descs_len;
-            e->desc_len = n;
-            p->descs_len += n;
-            return HURRAY_OK;
-        }
-        if (st != HURRAY_E_ARGUMENT || strcmp(mine.field, "cap") != 0) {
-            if (err) *err = mine;
-            return st;
-        }
-        /* valid, and longer than the room left: twice the block, or more */
-        HR_TRY(hurray_descriptor_encoded_len(d, &n, err));
-        size_t cap = p->descs_cap > ((size_t)4 << 10) ? p->descs_cap : ((size_t)4 << 10);
-        HR_FAIL_IF(cap > SIZE_MAX / 2 || n > SIZE_MAX / 2 - cap, err, HURRAY_E_NOMEM, "file",
-                   "file: out of memory");
-        cap = 2 * cap + n;
-        uint8_t *grown = hri_alloc(p->a, cap);
-        HR_FAIL_IF(!grown, err, HURRAY_E_NOMEM, "file", "file: out of memory");
-        if (p->descs_len) memcpy(grown, p->descs, p->descs_len);
-        hri_free(p->a, p->descs, p->descs_cap);
-        p->descs = grown;
-        p->descs_cap = cap;
-    }
-}
-
-static int check_plan_entry(struct file_plan *p, struct plan_entry *e, size_t i,
-                            const struct hurray_limits *lim, struct hurray_error *err) {
+static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_limits *lim,
+                            struct hurray_error *err) {
     const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
-    HR_TRY(name_entry(plan_encode(p, e, err), e, i, err));
+    /* validated under the format's rules and its canonical length counted
+     * (hurray_descriptor_encode's first half): write_index writes the bytes straight into
+     * the index from this length, so each descriptor is validated and encoded once */
+    HR_TRY(name_entry(hri_descriptor_measure(d, &e->desc_len, err), e, i, err));
     /* the reader's limits (HR-FILE-15), through the one descriptor validator */
     if (lim) HR_TRY(name_entry(hurray_descriptor_validate(d, lim, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
@@ -1869,33 +1836,48 @@ static int check_plan_trees(const struct file_plan *p, struct hurray_error *err)
     return HURRAY_OK;
 }
 
-static int plan_name_compare(const void *pa, const void *pb) {
-    const struct plan_entry *a = *(const struct plan_entry *const *)pa;
-    const struct plan_entry *b = *(const struct plan_entry *const *)pb;
+static int plan_name_compare(const struct plan_entry *a, const struct plan_entry *b) {
     int c = memcmp(a->name, b->name, a->name_len < b->name_len ? a->name_len : b->name_len);
     if (c != 0) return c;
-    if (a->name_len != b->name_len) return a->name_len < b->name_len ? -1 : 1;
-    return (a > b) - (a < b);
+    return a->name_len == b->name_len ? 0 : a->name_len < b->name_len ? -1 : 1;
 }
 
+static uint64_t plan_name_hash(const struct plan_entry *e) { /* FNV-1a */
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t k = 0; k < e->name_len; k++)
+        h = (h ^ (uint8_t)e->name[k]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* No two entries share a name (HR-FILE-5): one pass over a hash table of entry indices
+ * (open addressing, at least twice as many slots as entries), linear in the names' bytes.
+ * The entry refused is the one a sort by name would meet first: the second occurrence of
+ * the smallest duplicated name. */
 static int plan_check_duplicates(struct file_plan *p, struct hurray_error *err) {
-    const struct plan_entry **s = NULL;
-    int st = HURRAY_OK;
-    HR_TRY(alloc_array(p->a, p->count, sizeof *s, (void **)&s, err));
-    for (size_t i = 0; i < p->count; i++) s[i] = &p->entries[i];
-    if (p->count > 1) qsort((void *)s, p->count, sizeof *s, plan_name_compare);
-    for (size_t k = 1; k < p->count && st == HURRAY_OK; k++) {
-        if (s[k - 1]->name_len != s[k]->name_len ||
-            memcmp(s[k - 1]->name, s[k]->name, s[k]->name_len) != 0)
-            continue;
-        char f[HURRAY_ERROR_FIELD_MAX];
-        st = hri_fail(err, HURRAY_E_DUPLICATE, entry_field(f, (size_t)(s[k] - p->entries), "name"),
-                      "%s: \"%.*s\" names two entries (generated member names included) "
-                      "(HR-FILE-5)",
-                      f, (int)(s[k]->name_len > 64 ? 64 : s[k]->name_len), s[k]->name);
+    size_t cap = 16, *slot = NULL; /* entry index + 1; 0 = empty */
+    const struct plan_entry *dup = NULL;
+    if (p->count < 2) return HURRAY_OK;
+    HR_FAIL_IF(p->count > SIZE_MAX / 4, err, HURRAY_E_NOMEM, "file", "file: table too large");
+    while (cap / 2 < p->count) cap *= 2;
+    HR_TRY(alloc_array(p->a, cap, sizeof *slot, (void **)&slot, err)); /* zeroed */
+    for (size_t i = 0; i < p->count; i++) {
+        const struct plan_entry *e = &p->entries[i];
+        size_t at = (size_t)plan_name_hash(e) & (cap - 1);
+        for (; slot[at] != 0; at = (at + 1) & (cap - 1)) {
+            const struct plan_entry *o = &p->entries[slot[at] - 1];
+            if (o->name_len == e->name_len && memcmp(o->name, e->name, e->name_len) == 0)
+                break;
+        }
+        if (slot[at] == 0) slot[at] = i + 1;
+        else if (dup == NULL || plan_name_compare(e, dup) < 0) dup = e;
     }
-    hri_free(p->a, (void *)s, p->count * sizeof *s);
-    return st;
+    hri_free(p->a, slot, cap * sizeof *slot);
+    if (dup == NULL) return HURRAY_OK;
+    char f[HURRAY_ERROR_FIELD_MAX];
+    return hri_fail(err, HURRAY_E_DUPLICATE, entry_field(f, (size_t)(dup - p->entries), "name"),
+                    "%s: \"%.*s\" names two entries (generated member names included) "
+                    "(HR-FILE-5)",
+                    f, (int)(dup->name_len > 64 ? 64 : dup->name_len), dup->name);
 }
 
 /* Canonical placement (HR-FILE-4, HR-FILE-2), with checked arithmetic. */
@@ -1959,7 +1941,7 @@ static int plan_make(const struct hurray_file_contents *c, const struct hurray_a
     HR_FAIL_IF(!c, err, HURRAY_E_ARGUMENT, "contents", "file: NULL contents");
     int st = plan_entries(p, c, err);
     for (size_t i = 0; st == HURRAY_OK && i < p->count; i++)
-        st = check_plan_entry(p, &p->entries[i], i, p->lim, err);
+        st = check_plan_entry(&p->entries[i], i, p->lim, err);
     if (st == HURRAY_OK) st = check_plan_trees(p, err);
     if (st == HURRAY_OK) st = plan_check_duplicates(p, err);
     if (st == HURRAY_OK && c->kv_count)
@@ -2001,9 +1983,10 @@ static int write_index(struct hri_writer *w, const struct file_plan *p,
         hri_w_zero(w, 3);
         hri_w_bytes(w, e->name, e->name_len);
         hri_w_pad8(w);
-        HR_FAIL_IF(w->overflowed || w->cap - w->pos < e->desc_len, err, HURRAY_E_INTERNAL,
-                   "index", "index: planned length exceeded");
-        hri_w_bytes(w, p->descs + e->desc_at, e->desc_len); /* encoded while planning */
+        HR_FAIL_IF(w->overflowed, err, HURRAY_E_INTERNAL, "index",
+                   "index: planned length exceeded");
+        /* validated and measured while planning (plan_measure): written once, here */
+        HR_TRY(hri_descriptor_write(w, d, e->desc_len, err));
         for (unsigned b = 0; b < d->buffer_count; b++) hri_w_u64(w, p->offsets[k++]);
     }
     return HURRAY_OK;

@@ -129,7 +129,7 @@ static void check_roundtrip(const struct hurray_descriptor *d) {
     size_t written = 99;
     memset(again, 0xEE, BUF_CAP);
     assert_status(hurray_descriptor_encode(d, again, n - 8, &written, &err), HURRAY_E_ARGUMENT);
-    assert_int_equal(written, 0);
+    assert_int_equal(written, n); /* the length needed */
     for (size_t k = n - 8; k < n + 8; k++) assert_int_equal(again[k], 0xEE);
     desc_free(back);
 }
@@ -2037,11 +2037,17 @@ static void test_HR_DESC_6_encode_arguments(void **state) {
     struct hurray_descriptor *d = build(find_entry("b_row_major_rank3"));
     assert_status(hurray_descriptor_encoded_len(d, &n, &err), HURRAY_OK);
     assert_int_equal(n, 32 + 24 + 16 + 8);
+    /* Too small (or no output): ARGUMENT "cap", and *written is the length needed. */
     assert_status(hurray_descriptor_encode(d, NULL, 0, &written, &err), HURRAY_E_ARGUMENT);
-    assert_int_equal(written, 0);
+    assert_int_equal(written, n);
+    written = 3;
     assert_status(hurray_descriptor_encode(d, buf, 0, &written, &err), HURRAY_E_ARGUMENT);
+    assert_int_equal(written, n);
+    written = 3;
     assert_status(hurray_descriptor_encode(d, buf, n - 1, &written, &err), HURRAY_E_ARGUMENT);
     assert_hurray_error(&err, HURRAY_E_ARGUMENT, "cap");
+    assert_int_equal(written, n);
+    assert_status(hurray_descriptor_encode(d, buf, n - 1, NULL, &err), HURRAY_E_ARGUMENT);
     assert_status(hurray_descriptor_encode(d, buf, n, NULL, NULL), HURRAY_OK);
     assert_status(hurray_descriptor_encode(NULL, buf, n, &written, &err), HURRAY_E_ARGUMENT);
     assert_status(hurray_descriptor_encoded_len(NULL, &n, &err), HURRAY_E_ARGUMENT);
@@ -2049,7 +2055,9 @@ static void test_HR_DESC_6_encode_arguments(void **state) {
     assert_status(hurray_descriptor_validate(NULL, NULL, &err), HURRAY_E_ARGUMENT);
     /* An invalid descriptor: the validation status wins over a small cap. */
     TEST_PATCH_BUFFER(d, 0, size, 1);
+    written = 3;
     assert_status(hurray_descriptor_encode(d, buf, 8, &written, &err), HURRAY_E_BUFFER_SIZE);
+    assert_int_equal(written, 0); /* no length for what does not validate */
     assert_status(hurray_descriptor_encoded_len(d, &n, &err), HURRAY_E_BUFFER_SIZE);
     desc_free(d);
 }

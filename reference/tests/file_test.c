@@ -1382,6 +1382,15 @@ static void test_HR_FILE_7_writer_refusals(void **state) {
     struct hurray_file_entry gen[2] = {{"g.1.0", a}, {"g", s.items[2]}};
     assert_status(encode_status(gen, 2, NULL, 0, &err), HURRAY_E_DUPLICATE);
     assert_hurray_error(&err, HURRAY_E_DUPLICATE, "name");
+    /* several duplicated names: the one refused is the second occurrence of the smallest
+     * (what a walk of the names in sorted order meets first), whatever the entries' order */
+    struct hurray_file_entry many[6] = {{"zz", a}, {"b", a}, {"zz", a},
+                                        {"a", a},  {"b", a}, {"a", a}};
+    assert_status(encode_status(many, 6, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    assert_string_equal(err.field, "index[5].name");
+    many[5].name = "c";
+    assert_status(encode_status(many, 6, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    assert_string_equal(err.field, "index[4].name");
     /* a composite that breaks composite.md */
     s.items[2]->member_count = 1;
     assert_status(encode_status(&s.entries[2], 1, NULL, 0, &err), HURRAY_E_CONSTRAINT);

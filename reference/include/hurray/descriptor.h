@@ -193,8 +193,11 @@ HURRAY_API HURRAY_NODISCARD int hurray_descriptor_validate(const struct hurray_d
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_encoded_len(const struct hurray_descriptor *d,
                                                               size_t *len,
                                                               struct hurray_error *err);
-/* Writes the canonical bytes. ARGUMENT if cap is too small (nothing written
- * past cap). Fails, writing nothing useful, if the descriptor does not validate. */
+/* Writes the canonical bytes; *written (if not NULL) = their length. ARGUMENT
+ * (field "cap") if dst is NULL or cap is too small: nothing is written past cap,
+ * and *written = the length needed, so a caller grows its output by exactly that
+ * and calls again. Fails, writing nothing useful and *written = 0, if the
+ * descriptor does not validate (that status wins over a small cap). */
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_encode(const struct hurray_descriptor *d,
                                                          uint8_t *dst, size_t cap,
                                                          size_t *written,

@@ -51,8 +51,16 @@ struct hrpy_part {
     uint64_t size;
     PyObject *owner;
     int readonly;
-    int align_log2; /* declared alignment of an owned buffer; -1: measure the address */
+    int align_log2; /* declared alignment of an owned buffer; -1: measure the address;
+                       HRPY_ALIGN_AS_SAVED: what a saved file declares for a buffer of
+                       this size (a tensor that only hurray.save reads) */
 };
+
+/* hrpy_part.align_log2 of a buffer lent to hurray.save alone: its tensor declares at once the
+ * alignment the file declares for it (file-container.md § Declared alignment of saved
+ * buffers: that of an owned buffer of its size), so that the writer's item borrows the
+ * tensor's record instead of copying it to replace a measured alignment. */
+#define HRPY_ALIGN_AS_SAVED (-2)
 
 /* What a SciPy sparse object over a coo / csr / csc tensor needs (Tensor.to_scipy). Filled
  * by sparse_view; the pointers stay valid while the tensor lives. */

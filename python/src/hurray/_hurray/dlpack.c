@@ -87,9 +87,12 @@ enum {
     O_TENSOR,        /* "Tensor" */
     O_KW_FIRST,      /* __dlpack__'s keywords, in dlpack_names order: "stream", "max_version", */
     O_KW_LAST = O_KW_FIRST + 3, /* "dl_device", "copy" */
-    O_COUNT
+    O_COUNT,
+    /* filled on use, NULL until then (not made by hrpy_dlpack_init): */
+    O_NOT_TORCH = O_COUNT, /* the type last found not to be torch.Tensor's (torch_resolve_bits) */
+    O_ALL
 };
-_Static_assert(O_COUNT <= HRPY_DLPACK_OBJ_COUNT, "hrpy_state.dlpack_obj is too small");
+_Static_assert(O_ALL <= HRPY_DLPACK_OBJ_COUNT, "hrpy_state.dlpack_obj is too small");
 
 /* Memory the CPU can address, by DLDeviceType: what a copy can read and what
  * dl_device=(kDLCPU, 0) may be served from in place. */
@@ -1230,13 +1233,22 @@ static int torch_resolve_bits(hrpy_state *st, PyObject *obj, int copy, const cha
         {"is_neg", "resolve_neg", "negation"},
     };
     *out = Py_NewRef(obj);
+    /* the type found not to be torch's last time (NumPy's ndarray, in a loop of ingests):
+     * a class that is not torch.Tensor's subclass never becomes one, and one created
+     * before torch was imported cannot be one */
+    if ((PyObject *)Py_TYPE(obj) == st->dlpack_obj[O_NOT_TORCH]) return 0;
     PyObject *torch = PyImport_GetModule(st->dlpack_obj[O_TORCH]);
-    if (torch == NULL) return PyErr_Occurred() ? -1 : 0;
-    PyObject *cls = torch == Py_None ? NULL : PyObject_GetAttr(torch, st->dlpack_obj[O_TENSOR]);
+    if (torch == NULL && PyErr_Occurred()) return -1;
+    PyObject *cls = torch == NULL || torch == Py_None
+                        ? NULL
+                        : PyObject_GetAttr(torch, st->dlpack_obj[O_TENSOR]);
     int is = cls == NULL ? 0 : PyObject_IsInstance(obj, cls);
     Py_XDECREF(cls);
     if (cls == NULL) PyErr_Clear(); /* a blocked or half-imported torch: not a tensor of it */
     int resolved = 0;
+    if (is == 0 && PyType_Check(cls = (PyObject *)Py_TYPE(obj)))
+        Py_XSETREF(st->dlpack_obj[O_NOT_TORCH], Py_NewRef(cls));
+    if (torch == NULL) return 0; /* not imported: obj cannot be a tensor of it */
     if (is < 0) goto error;
     for (size_t i = 0; is && i < sizeof bits / sizeof bits[0]; i++) {
         PyObject *r = PyObject_CallMethod(*out, bits[i].test, NULL);
@@ -1267,39 +1279,80 @@ error:
     return -1;
 }
 
+static PyObject *no_dlpack(PyObject *obj, const char *who) {
+    return PyErr_Format(PyExc_AttributeError,
+                        "%s: %.100s has no __dlpack__ method and is not a DLPack capsule", who,
+                        Py_TYPE(obj)->tp_name);
+}
+
+/* After obj.__dlpack__(...) raised AttributeError: the message above when obj has no
+ * __dlpack__ at all, else the producer's own error, kept. NULL always. */
+static PyObject *dlpack_attribute_error(hrpy_state *st, PyObject *obj, const char *who) {
+    PyObject *meth = NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+#endif
+    int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
+    Py_XDECREF(meth);
+    if (has == 1) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(exc);
+#else
+        PyErr_Restore(type, value, tb);
+#endif
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    Py_XDECREF(exc);
+#else
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+#endif
+    return has == 0 ? no_dlpack(obj, who) : NULL;
+}
+
+/* obj.__dlpack__(max_version=(1, 1)[, copy=...]) is called as a method (PyObject_
+ * VectorcallMethod: no bound method object made per call); a missing __dlpack__ is told
+ * apart from an AttributeError raised inside it only on that failure. */
 static PyObject *from_object(hrpy_state *st, PyObject *obj, int copy, const char *who) {
     PyObject *meth = NULL, *devfn = NULL, *dev = NULL, *capsule = NULL, *result = NULL;
     int32_t dl_type = HURRAY_DL_CPU;
-    int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
-    if (has <= 0) {
-        if (has == 0)
-            PyErr_Format(PyExc_AttributeError,
-                         "%s: %.100s has no __dlpack__ method and is not a DLPack capsule", who,
-                         Py_TYPE(obj)->tp_name);
-        return NULL;
-    }
     /* The device decides one thing only: whether the producer is asked for the copy that
      * copy=True/False settles (docs/spec/dlpack.md § The consumer). copy=None asks for none,
-     * so the call is made only when copy is given. */
-    has = copy == -1 ? 0 : optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
-    if (has < 0) goto done;
-    if (has) {
-        int64_t type = 0, id = 0;
-        dev = PyObject_CallNoArgs(devfn);
-        if (dev == NULL || int_pair(dev, who, "__dlpack_device__()", &type, &id) < 0) goto done;
-        dl_type = type < INT32_MIN || type > INT32_MAX ? 0 : (int32_t)type;
+     * so the call is made only when copy is given (after checking for __dlpack__). */
+    if (copy != -1) {
+        int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
+        Py_CLEAR(meth);
+        if (has <= 0) return has == 0 ? no_dlpack(obj, who) : NULL;
+        has = optional_attr(obj, st->dlpack_obj[O_DLPACK_DEVICE], &devfn);
+        if (has < 0) goto done;
+        if (has) {
+            int64_t type = 0, id = 0;
+            dev = PyObject_CallNoArgs(devfn);
+            if (dev == NULL || int_pair(dev, who, "__dlpack_device__()", &type, &id) < 0)
+                goto done;
+            dl_type = type < INT32_MIN || type > INT32_MAX ? 0 : (int32_t)type;
+        }
     }
     /* Host memory is copied here when needed (to our alignment); device
      * memory only the producer can copy. */
     int ask_copy = !host_accessible(dl_type) && copy != -1;
-    PyObject *values[2] = {st->dlpack_obj[O_V11], copy == 1 ? Py_True : Py_False};
-    capsule = PyObject_Vectorcall(meth, values, 0,
-                                  st->dlpack_obj[ask_copy ? O_KW_MAX_COPY : O_KW_MAX]);
+    PyObject *call[3] = {obj, st->dlpack_obj[O_V11], copy == 1 ? Py_True : Py_False};
+    capsule = PyObject_VectorcallMethod(st->dlpack_obj[O_DLPACK], call, 1,
+                                        st->dlpack_obj[ask_copy ? O_KW_MAX_COPY : O_KW_MAX]);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        dlpack_attribute_error(st, obj, who);
+        goto done;
+    }
     if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         /* a producer from before DLPack 1.0's keywords (Python specification) */
         PyErr_Clear();
         ask_copy = 0;
-        capsule = PyObject_CallNoArgs(meth);
+        capsule = PyObject_VectorcallMethod(st->dlpack_obj[O_DLPACK], call, 1, NULL);
     }
     if (capsule == NULL) goto done;
     if (!PyCapsule_CheckExact(capsule)) {
@@ -1309,7 +1362,6 @@ static PyObject *from_object(hrpy_state *st, PyObject *obj, int copy, const char
     }
     result = ingest(st, capsule, copy, ask_copy && copy == 1, who);
 done:
-    Py_XDECREF(meth);
     Py_XDECREF(devfn);
     Py_XDECREF(dev);
     Py_XDECREF(capsule);
@@ -1518,16 +1570,21 @@ int hrpy_dlpack_init(PyObject *module, hrpy_state *st) {
         st->dlpack_obj[O_DLPACK + i] = PyUnicode_InternFromString(strs[i]);
         if (st->dlpack_obj[O_DLPACK + i] == NULL) return -1;
     }
-    st->dlpack_obj[O_KW_MAX] = Py_BuildValue("(s)", "max_version");
-    st->dlpack_obj[O_KW_MAX_COPY] = Py_BuildValue("(ss)", "max_version", "copy");
+    for (int i = 0; i < 4; i++)
+        st->dlpack_obj[O_KW_FIRST + i] = PyUnicode_InternFromString(dlpack_names[i]);
+    for (int i = 0; i < 4; i++)
+        if (st->dlpack_obj[O_KW_FIRST + i] == NULL) return -1;
+    /* the keyword names of the producer call, interned: NumPy's argument parser (and
+     * CPython's) finds an interned name by identity, any other by a string comparison */
+    st->dlpack_obj[O_KW_MAX] = PyTuple_Pack(1, st->dlpack_obj[O_KW_FIRST + 1]);
+    st->dlpack_obj[O_KW_MAX_COPY] =
+        PyTuple_Pack(2, st->dlpack_obj[O_KW_FIRST + 1], st->dlpack_obj[O_KW_FIRST + 3]);
     st->dlpack_obj[O_V11] = Py_BuildValue("(ii)", (int)HRDL_MAJOR, (int)HRDL_MINOR);
     st->dlpack_obj[O_TORCH] = PyUnicode_InternFromString("torch");
     st->dlpack_obj[O_TORCH_DLPACK] = PyUnicode_InternFromString("torch.utils.dlpack");
     st->dlpack_obj[O_FROM_DLPACK] = PyUnicode_InternFromString("from_dlpack");
     st->dlpack_obj[O_IS_CUDA] = PyUnicode_InternFromString("is_cuda");
     st->dlpack_obj[O_TENSOR] = PyUnicode_InternFromString("Tensor");
-    for (int i = 0; i < 4; i++)
-        st->dlpack_obj[O_KW_FIRST + i] = PyUnicode_InternFromString(dlpack_names[i]);
     for (int i = 0; i < O_COUNT; i++)
         if (st->dlpack_obj[i] == NULL) return -1;
     return PyModule_AddFunctions(module, dlpack_module_methods);

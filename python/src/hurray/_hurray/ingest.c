@@ -37,6 +37,29 @@ int hrpy_instance_of(PyObject *obj, const char *module, const char *attr) {
     return r;
 }
 
+/* isinstance(obj, numpy.ndarray); 0 when NumPy is not imported. The class is kept in the
+ * module state once found (it is never replaced), so the check per value of a save is a
+ * type comparison, not a sys.modules lookup and a getattr (~2,000 instructions). */
+int hrpy_is_ndarray(hrpy_state *st, PyObject *obj) {
+    if (st->ndarray_type == NULL) {
+        PyObject *m = hrpy_imported("numpy");
+        if (m == NULL) return 0;
+        PyObject *cls = PyObject_GetAttrString(m, "ndarray");
+        if (cls == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (!PyType_Check(cls)) { /* not NumPy's own: ask it, keep nothing */
+            int r = PyObject_IsInstance(obj, cls);
+            Py_DECREF(cls);
+            return r;
+        }
+        if (st->ndarray_type == NULL) st->ndarray_type = cls;
+        else Py_DECREF(cls);
+    }
+    return PyObject_TypeCheck(obj, (PyTypeObject *)st->ndarray_type);
+}
+
 /* f(obj, copy=copy) for a function of this module looked up by name. */
 static PyObject *call_path(PyObject *module, const char *name, PyObject *obj, PyObject *copy) {
     PyObject *f = PyObject_GetAttrString(module, name);
@@ -134,7 +157,7 @@ PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     /* 4. PyTorch, 5. NumPy */
     if ((is = hrpy_instance_of(obj, "torch", "Tensor")) != 0)
         return is < 0 ? NULL : call_path(module, "from_torch", obj, copy);
-    if ((is = hrpy_instance_of(obj, "numpy", "ndarray")) != 0)
+    if ((is = hrpy_is_ndarray(st, obj)) != 0)
         return is < 0 ? NULL : call_path(module, "from_numpy", obj, copy);
     /* 6. any other DLPack producer */
     if (PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__dlpack__"))

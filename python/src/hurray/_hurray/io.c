@@ -175,7 +175,7 @@ done:
 PyObject *hrpy_save_value(hrpy_state *st, PyObject *module, PyObject *obj, const char *who) {
     if (hrpy_tensor_c(st, obj, NULL) != NULL || PyObject_TypeCheck(obj, st->Composite_Type))
         return Py_NewRef(obj);
-    int is = hrpy_instance_of(obj, "numpy", "ndarray");
+    int is = hrpy_is_ndarray(st, obj);
     if (is < 0) return NULL;
     if (is) return hrpy_bridge_save_view(st, obj);
     is = hrpy_instance_of(obj, "torch", "Tensor");

@@ -220,6 +220,7 @@ static int hrpy_exec(PyObject *module) {
     X((st)->cpu_device);                                                                       \
     X((st)->str_numpy_module);                                                                 \
     X((st)->str_numpy);                                                                        \
+    X((st)->ndarray_type);                                                                     \
     for (int i_ = 0; i_ < 5; i_++) X((st)->ai_keys[i_]);                                       \
     for (int i_ = 0; i_ < HRPY_BRIDGE_COUNT; i_++) X((st)->str_bridge[i_]);                    \
     for (int i_ = 0; i_ < HRPY_BRIDGE_COUNT; i_++) X((st)->bridge_fn[i_]);                     \

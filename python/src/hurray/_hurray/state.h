@@ -109,8 +109,12 @@ typedef struct {
     /* the native protocol (native.c): what a tensor from from_hurray holds */
     PyTypeObject *NativeOwner_Type;
     PyObject *str_hurray; /* "__hurray__" */
-#define HRPY_DLPACK_OBJ_COUNT 14
+#define HRPY_DLPACK_OBJ_COUNT 15
     PyObject *dlpack_obj[HRPY_DLPACK_OBJ_COUNT];
+    /* the limits a producer's own tensor is validated against (tensor.c authoring_limits,
+     * filled once at module init: not rebuilt per tensor) */
+    struct hurray_limits authoring;
+    PyObject *ndarray_type; /* numpy.ndarray, kept once seen (ingest.c hrpy_is_ndarray) */
 } hrpy_state;
 
 extern PyModuleDef hrpy_module_def;
@@ -420,6 +424,8 @@ PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
 PyObject *hrpy_imported(const char *name);
 /* isinstance(obj, module.attr) for an imported module; 0 when the module is not imported. */
 int hrpy_instance_of(PyObject *obj, const char *module, const char *attr);
+/* isinstance(obj, numpy.ndarray) by type (0 when NumPy is not imported); -1 on error. */
+int hrpy_is_ndarray(hrpy_state *st, PyObject *obj);
 
 /* ---- io.c: save, load, load_kv ------------------------------------------------------ */
 int hrpy_io_init(PyObject *module, hrpy_state *st);

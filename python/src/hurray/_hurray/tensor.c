@@ -140,10 +140,19 @@ static void tensor_dealloc(PyObject *self) {
 
 /* ---- building ----------------------------------------------------------------------------- */
 
+/* Every field but the shape, which is read up to `rank` only (no memset of the whole
+ * spec, 600 bytes, per tensor built). */
 void hrpy_tensor_spec_init(struct hrpy_tensor_spec *s, hrpy_state *st) {
-    memset(s, 0, sizeof *s);
+    s->dtype = 0;
+    s->rank = 0;
+    memset(&s->layout, 0, sizeof s->layout);
     s->layout.tag = HURRAY_LAYOUT_ROW_MAJOR;
+    s->layout_obj = NULL;
+    s->quant = NULL;
+    s->stats = NULL;
+    s->shard = NULL;
     s->device = st->cpu_device;
+    s->byte_offset = 0;
 }
 
 /* Limits a producer's own tensor is validated against: the format's maxima. */
@@ -162,10 +171,11 @@ static void slot_set(struct hrpy_tbuf *b, const struct hrpy_part *p) {
     b->size = p->size;
     b->owner = Py_XNewRef(p->owner);
     b->readonly = p->readonly ? 1 : 0;
-    b->align_log2 = p->size == 0 ? 0
-                    : p->align_log2 >= 0 ? (uint8_t)p->align_log2
-                                         : hrpy_measure_align_log2(p->ptr, p->size);
-    b->measured = p->size != 0 && p->align_log2 < 0;
+    b->align_log2 = p->size == 0                        ? 0
+                    : p->align_log2 >= 0                 ? (uint8_t)p->align_log2
+                    : p->align_log2 == HRPY_ALIGN_AS_SAVED ? hrpy_owned_align_log2(p->size)
+                                                         : hrpy_measure_align_log2(p->ptr, p->size);
+    b->measured = p->size != 0 && p->align_log2 == -1;
 }
 
 /* The quantization section, its buffer indices re-derived from the layout:
@@ -193,7 +203,6 @@ static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
                              const struct hrpy_tensor_spec *s) {
     struct hurray_descriptor *d = tensor_own_record(st, self);
     struct hurray_buffer_desc table[HURRAY_MAX_BUFFERS];
-    struct hurray_limits lim;
     struct hurray_error err;
     hurray_error_clear(&err);
     int32_t device_id = 0;
@@ -241,7 +250,7 @@ static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
     }
     if (s->quant != NULL && fill_quant(st, d, s->quant) < 0) goto error;
     if (s->stats != NULL) hurray_descriptor_set_statistics(d, s->stats);
-    status = hurray_descriptor_validate(d, authoring_limits(&lim), &err);
+    status = hurray_descriptor_validate(d, &st->authoring, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
@@ -1761,6 +1770,7 @@ int hrpy_tensor_init(PyObject *module, hrpy_state *st) {
     PyObject *capsule = NULL;
     st->Tensor_Type = hrpy_add_type(module, &tensor_spec, NULL);
     if (st->Tensor_Type == NULL) return -1;
+    (void)authoring_limits(&st->authoring);
     st->cpu_device = hrpy_device_new(st, HURRAY_DEVICE_CPU, HURRAY_MEM_STANDARD, 0);
     if (st->cpu_device == NULL) return -1;
     st->str_numpy_module = PyUnicode_InternFromString("hurray._numpy");

@@ -318,8 +318,9 @@ static PyObject *from_numpy(PyObject *module, PyObject *const *args, Py_ssize_t 
 /* _save_view(array): the Tensor hurray.save stores for an ndarray. Unlike from_numpy, its
  * bytes are only read by the file writer during the call, which places them itself
  * (file-container.md § Buffer placement): so a contiguous little-endian array is borrowed
- * whatever its address (no alignment copy; its declared alignment is measured, so the file
- * declares the owned one instead: § Declared alignment of saved buffers), and every other
+ * whatever its address (no alignment copy; the tensor declares at once what the file
+ * declares, that of an owned buffer of its size: § Declared alignment of saved buffers,
+ * HRPY_ALIGN_AS_SAVED, never an alignment measured from the address), and every other
  * array (strided, big-endian) is copied compactly into C (or Fortran) order: a view is
  * stored as its own elements, never as the span of its base. The tensor never leaves save. */
 static PyObject *save_view(PyObject *module, PyObject *arg) {
@@ -333,7 +334,7 @@ static PyObject *save_view(PyObject *module, PyObject *arg) {
     if (sub_byte(st, p.tag)) return pack_sub_byte(st, arr, &p);
     int contiguous = PyArray_IS_C_CONTIGUOUS(arr) || PyArray_IS_F_CONTIGUOUS(arr);
     if (!contiguous || !is_little_endian(PyArray_DESCR(arr))) return copy_into_owned(st, arr, &p);
-    struct hrpy_part part = {p.lo, p.span, arg, !PyArray_ISWRITEABLE(arr), -1};
+    struct hrpy_part part = {p.lo, p.span, arg, !PyArray_ISWRITEABLE(arr), HRPY_ALIGN_AS_SAVED};
     return st->api->tensor_dense(st->hurray, &part, p.tag, (uint8_t)p.nd, p.shape, p.layout,
                                  NULL, 0);
 }
