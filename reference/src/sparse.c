@@ -83,45 +83,56 @@ PASS_INLINE void put(uint8_t *out, uint64_t j, uint64_t v) {
 PASS_INLINE uint64_t borrow(uint64_t a, uint64_t b) {
     return (~a & b) | (~(a ^ b) & (a - b));
 }
+/* The same for b <= 2^63 (every extent of a real shape), in three operations: a - b wraps to
+ * a value with the top bit set exactly when a < b, for a < 2^63; ~a clears it for a >= 2^63,
+ * which is never below b. */
+PASS_INLINE uint64_t below_small(uint64_t a, uint64_t b) {
+    return (a - b) & ~a;
+}
 
 /* One pass over entries [0, n) of p: each written to `out` (when not NULL) and compared with
  * `bound`; 1 when every entry is below it. */
 PASS_INLINE int below_pass(const uint8_t *p, uint64_t n, uint64_t bound, uint8_t *out,
                            uint8_t encoding) {
     uint64_t all = ~(uint64_t)0;
-    if (out == NULL) { /* four accumulators of two entries each: independent chains */
-        uint64_t acc[4] = {all, all, all, all};
-        uint64_t j = 0;
-        for (; n - j >= 8u; j += 8u)
-            for (unsigned k = 0; k < 8u; k++) acc[k / 2u] &= borrow(entry(p, j + k, encoding), bound);
-        all = acc[0] & acc[1] & acc[2] & acc[3];
-        for (; j < n; j++) all &= borrow(entry(p, j, encoding), bound);
+    if (bound > (UINT64_C(1) << 63)) { /* an extent past 2^63: the general borrow */
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t v = entry(p, j, encoding);
+            if (out != NULL) put(out, j, v);
+            all &= borrow(v, bound);
+        }
+    } else if (out == NULL) {
+        for (uint64_t j = 0; j < n; j++) all &= below_small(entry(p, j, encoding), bound);
     } else {
         for (uint64_t j = 0; j < n; j++) {
             uint64_t v = entry(p, j, encoding);
             put(out, j, v);
-            all &= borrow(v, bound);
+            all &= below_small(v, bound);
         }
     }
     return (int)(all >> 63);
 }
 
 /* One pass over the n + 1 pointers: each written to `out` (when not NULL); 1 when none is
- * below the one before it. */
+ * below the one before it -- or, as a filter, 0 when some pointer from the second on has the
+ * top bit set (the exact search that follows decides; such a value is never nnz). For values
+ * below 2^63 the difference of neighbours has the top bit set exactly when they decrease. */
 PASS_INLINE int ascending_pass(const uint8_t *p, uint64_t n, uint8_t *out, uint8_t encoding) {
-    uint64_t decreases = 0;
+    uint64_t flag = 0;
     if (out != NULL) put(out, 0, entry(p, 0, encoding));
     if (out == NULL) {
-        for (uint64_t i = 1; i <= n; i++)
-            decreases |= borrow(entry(p, i, encoding), entry(p, i - 1, encoding));
+        for (uint64_t i = 1; i <= n; i++) {
+            uint64_t v = entry(p, i, encoding);
+            flag |= (v - entry(p, i - 1, encoding)) | v;
+        }
     } else {
         for (uint64_t i = 1; i <= n; i++) {
             uint64_t v = entry(p, i, encoding);
             put(out, i, v);
-            decreases |= borrow(v, entry(p, i - 1, encoding));
+            flag |= (v - entry(p, i - 1, encoding)) | v;
         }
     }
-    return (int)(~decreases >> 63);
+    return (int)(~flag >> 63);
 }
 
 /* The passes, each specialised for every encoding (a constant `encoding` lets the compiler
@@ -192,7 +203,7 @@ static int check_compressed(uint8_t tag, uint64_t n, uint64_t minor_extent, uint
                             const struct hurray_index_array *ptr, struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX], sv[40];
     const char *pname = major_ptr_name(tag);
-    int rising = ascending(ptr, n); /* writes every pointer out */
+    int rising = ascending(ptr, n); /* writes every pointer out; 0: search exactly */
     uint64_t prev = at(ptr, 0);
     HR_FAIL_IF(prev != 0, err, HURRAY_E_INDEX, hri_fieldf(f, "%s[0]", pname),
                "%s[0] = %llu%s; the pointers start at 0", pname, (unsigned long long)prev,

@@ -121,6 +121,19 @@ static void test_HR_LAYOUT_24_index_faults(void **state) {
     expect_index(coo(2, shape, c, 3, &err), &err, "indices[1][1]", "not below shape[1] = 3");
     const uint64_t c0[] = {0, 2, 1, 0, 0, 0};
     expect_index(coo(2, shape, c0, 3, &err), &err, "indices[0][1]", "not below shape[0] = 2");
+    /* extents at and past 2^63 (the check's two forms): the bound is exact either side */
+    const uint64_t top = UINT64_C(1) << 63;
+    const uint64_t at63[] = {top};
+    const uint64_t below63[] = {top - 1, 0, top - 1, top - 1, 5, 0, 0, 0, top - 1};
+    assert_status(coo(1, at63, below63, 9, &err), HURRAY_OK);
+    const uint64_t over63[] = {0, 1, 2, 3, 4, 5, 6, 7, top};
+    expect_index(coo(1, at63, over63, 9, &err), &err, "indices[0][8]",
+                 "9223372036854775808 (-9223372036854775808 as int64) is not below");
+    const uint64_t past[] = {top + 5};
+    const uint64_t in_past[] = {top + 4, top, 0, UINT64_MAX - 1};
+    expect_index(coo(1, past, in_past, 4, &err), &err, "indices[0][3]",
+                 "18446744073709551614 (-2 as int64) is not below shape[0] = 9223372036854775813");
+    assert_status(coo(1, past, in_past, 3, &err), HURRAY_OK);
 }
 
 static void test_HR_LAYOUT_24_sizes_dynamic_and_arguments(void **state) {

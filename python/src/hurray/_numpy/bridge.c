@@ -43,6 +43,10 @@ typedef struct {
     const hrpy_capi *api;
     PyObject *handler;     /* the "mem_handler" capsule of the aligned allocator */
     PyObject *str_scipy_sparse; /* "scipy.sparse" */
+    /* to_scipy: the class names (coo, csr, csc; array then matrix) and the keyword names of
+     * the constructor call, made once */
+    PyObject *str_cls[2][3];
+    PyObject *kw_shape_copy; /* ("shape", "copy") */
     uint8_t by_kind[5][17]; /* Tier 1 tag by NumPy kind index and itemsize, 0 if none */
 } np_state;
 
@@ -1119,7 +1123,7 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
     np_state *st = get_state(module);
     struct hrpy_sparse_view v;
     PyObject *sparse = NULL, *values = NULL, *index = NULL, *ptr = NULL, *shape = NULL,
-             *arg = NULL, *kw = NULL, *cls = NULL, *arr = NULL, *result = NULL;
+             *arg = NULL, *cls = NULL, *arr = NULL, *result = NULL;
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_to_scipy(tensor, array)");
     int want_array = PyObject_IsTrue(args[1]);
     if (want_array < 0) return NULL;
@@ -1142,7 +1146,7 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         else PyTuple_SET_ITEM(shape, d, e);
     }
     if (shape == NULL) goto done;
-    const char *name;
+    const int which = v.layout == HURRAY_LAYOUT_COO ? 0 : v.layout == HURRAY_LAYOUT_CSR ? 1 : 2;
     if (v.layout == HURRAY_LAYOUT_COO) {
         index = PyTuple_New(v.ndim); /* coords: row d of the (ndim, nnz) block */
         for (int d = 0; index != NULL && d < v.ndim; d++) {
@@ -1153,29 +1157,23 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
             else PyTuple_SET_ITEM(index, d, row);
         }
         arg = index ? PyTuple_Pack(2, values, index) : NULL;
-        name = "coo_array";
     } else {
         npy_intp n = (npy_intp)v.shape[v.layout == HURRAY_LAYOUT_CSR ? 0 : 1] + 1;
         index = index_view(args[0], v.index, nnz, v.readonly[1]);
         ptr = index ? index_view(args[0], v.ptr, n, v.readonly[2]) : NULL;
         arg = ptr ? PyTuple_Pack(3, values, index, ptr) : NULL;
-        name = v.layout == HURRAY_LAYOUT_CSR ? "csr_array" : "csc_array";
     }
     if (arg == NULL) goto done;
-    kw = Py_BuildValue("{sOsO}", "shape", shape, "copy", Py_False);
-    cls = kw ? PyObject_GetAttrString(sparse, name) : NULL;
-    PyObject *pos = cls ? PyTuple_Pack(1, arg) : NULL;
-    arr = pos ? PyObject_Call(cls, pos, kw) : NULL;
-    Py_XDECREF(pos);
+    cls = PyObject_GetAttr(sparse, st->str_cls[0][which]);
+    PyObject *call[3] = {arg, shape, Py_False}; /* cls(arg, shape=shape, copy=False) */
+    arr = cls ? PyObject_Vectorcall(cls, call, 1, st->kw_shape_copy) : NULL;
     if (arr == NULL) goto done;
     if (want_array || (v.layout == HURRAY_LAYOUT_COO && v.ndim != 2)) {
         result = Py_NewRef(arr);
         goto done;
     }
     /* the matrix class from the array: SciPy shares the array's arrays on this path */
-    Py_SETREF(cls, PyObject_GetAttrString(sparse, v.layout == HURRAY_LAYOUT_CSR   ? "csr_matrix"
-                                                  : v.layout == HURRAY_LAYOUT_CSC ? "csc_matrix"
-                                                                                  : "coo_matrix"));
+    Py_SETREF(cls, PyObject_GetAttr(sparse, st->str_cls[1][which]));
     if (cls != NULL) result = PyObject_CallOneArg(cls, arr);
 done:
     Py_XDECREF(sparse);
@@ -1184,7 +1182,6 @@ done:
     Py_XDECREF(ptr);
     Py_XDECREF(shape);
     Py_XDECREF(arg);
-    Py_XDECREF(kw);
     Py_XDECREF(cls);
     Py_XDECREF(arr);
     return result;
@@ -1279,6 +1276,13 @@ static int bridge_exec(PyObject *module) {
     if (st->handler == NULL) return -1;
     st->str_scipy_sparse = PyUnicode_InternFromString("scipy.sparse");
     if (st->str_scipy_sparse == NULL) return -1;
+    static const char *const cls[2][3] = {{"coo_array", "csr_array", "csc_array"},
+                                          {"coo_matrix", "csr_matrix", "csc_matrix"}};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            if ((st->str_cls[i][j] = PyUnicode_InternFromString(cls[i][j])) == NULL) return -1;
+    st->kw_shape_copy = Py_BuildValue("(ss)", "shape", "copy");
+    if (st->kw_shape_copy == NULL) return -1;
     fill_kinds(st);
     return 0;
 }
@@ -1289,6 +1293,9 @@ static int bridge_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->hurray);
     Py_VISIT(st->handler);
     Py_VISIT(st->str_scipy_sparse);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) Py_VISIT(st->str_cls[i][j]);
+    Py_VISIT(st->kw_shape_copy);
     return 0;
 }
 
@@ -1298,6 +1305,9 @@ static int bridge_clear(PyObject *module) {
     Py_CLEAR(st->hurray);
     Py_CLEAR(st->handler);
     Py_CLEAR(st->str_scipy_sparse);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) Py_CLEAR(st->str_cls[i][j]);
+    Py_CLEAR(st->kw_shape_copy);
     return 0;
 }
 
