@@ -1,6 +1,7 @@
 """The ratio table of bench/README.md: each hurray path against its anchor, interleaved.
 
     .venv/bin/python bench/ratios.py [ROUNDS=7] [--streams]
+    .venv/bin/python bench/ratios.py [ROUNDS=7] --scipy    # the SciPy sparse table alone
 
 Every pair (subject, anchor) is timed alternately ROUNDS times in one process (timeit: the best
 of 5 repeats of N calls per round, N sized to ~20 ms); the table gives, per pair, the min and
@@ -81,8 +82,40 @@ def stream_pairs():
     return out
 
 
+def scipy_table(rounds):
+    """--scipy: bench/python/test_bench_scipy.py's pairs, small and large, interleaved."""
+    import test_bench_scipy as tbs
+
+    print(f"\nSciPy sparse, {rounds} rounds, interleaved (us per call)")
+    print("| case | subject | anchor | subject min / median | anchor min / median | ratio min | "
+          "ratio median |")
+    print("|---|---|---|---|---|---|---|")
+    for case in tbs.CASES:
+        c = tbs.build(case)
+        table = tbs.pairs(c)
+        fns = {}
+        for sn, sf, an, af in table:
+            fns.setdefault(sn, sf)
+            fns.setdefault(an, af)
+        n = {k: calls_per_round(f) for k, f in fns.items()}
+        times = {k: [] for k in fns}
+        for _ in range(rounds):  # every function once per round, in turn
+            for k, f in fns.items():
+                times[k].append(per_call(f, n[k]))
+        for sn, _, an, _ in table:
+            s, a = times[sn], times[an]
+            print(f"| {case} | `{sn}` | `{an}` | {min(s) * 1e6:,.1f} / "
+                  f"{statistics.median(s) * 1e6:,.1f} | {min(a) * 1e6:,.1f} / "
+                  f"{statistics.median(a) * 1e6:,.1f} | {min(s) / min(a):.2f}x | "
+                  f"{statistics.median(s) / statistics.median(a):.2f}x |")
+
+
 def main():
     rounds = int(next((x for x in sys.argv[1:] if x.isdigit()), "7"))
+    if "--scipy" in sys.argv:
+        print(f"hurray from {os.path.dirname(hurray.__file__)}")
+        scipy_table(rounds)
+        return
     table = pairs()
     single = []
     if "--streams" in sys.argv:

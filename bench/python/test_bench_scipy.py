@@ -1,22 +1,30 @@
 """SciPy sparse through hurray against SciPy's own constructor, in the same run.
 
 Subjects, per call:
-  from_scipy    hurray.from_scipy(m): m a csr_matrix whose data and int64 indices were
-                allocated in hurray.aligned_allocator(), so no buffer needs a copy (the
-                zero-copy path); and from_scipy of SciPy's usual int32 csr_matrix (the
-                indices are widened into uint64 buffers: two copies, by design).
-  to_scipy      t.to_scipy() (a csr_matrix) and t.to_scipy(array=True) (a csr_array), both
-                over the tensor's buffers (values, and the uint64 indices viewed as int64).
-Anchors: scipy.sparse.csr_matrix((data, indices, indptr), shape, copy=False), the goal of the
-issue (hurray / anchor <= 1.5), with SciPy's int32 index arrays (no copy in SciPy) and with
-int64 ones (SciPy's matrix constructor checks their contents and narrows them to int32: a copy);
-and csr_array((data, indices, indptr), copy=False) with int64 indices (kept as they are).
+  from_scipy    hurray.from_scipy(m), m a CSR object over arrays allocated in
+                hurray.aligned_allocator() (so the values are shared: the copy each subject
+                makes is the one the format forces, nothing else):
+                - int32: SciPy's usual index dtype; the index arrays are widened into new uint64
+                  buffers, in the same pass as the index check (memory-layout.md § Importing
+                  index arrays);
+                - int64: the index arrays are checked in place and shared (no copy).
+  to_scipy      t.to_scipy() (a csr_matrix) and t.to_scipy(array=True) (a csr_array), over the
+                tensor's buffers (values, and the uint64 indices viewed as int64), after the
+                index check.
+Anchors, over the same arrays: scipy.sparse.csr_matrix((data, indices, indptr), shape,
+copy=False) -- the issue's anchor (hurray / anchor <= 1.5). With int32 arrays SciPy does no work
+proportional to nnz; with int64 ones its matrix constructor scans them and narrows them to int32
+(a copy). Second references: for int32, the anchor plus the widening the format forces
+(indices.astype(np.uint64), indptr.astype(np.uint64)); for int64, csr_array((...), copy=False),
+which keeps int64 arrays as they are (no scan, no copy).
 
-Every subject also checks what SciPy never does on these paths: the index contents
-(memory-layout.md § Index contents, a linear pass), so the ratio grows with nnz. Cases:
-`small` (1000 x 1000, ~10,000 random entries) and `large` (100,000 x 100,000, ~1,000,000).
+Every hurray subject checks the index contents (memory-layout.md § Index contents, a linear
+pass SciPy's constructors skip), so its cost grows with nnz where SciPy's int32 constructor's
+does not. Cases: `small` (1000 x 1000, ~10,000 random entries) and `large` (100,000 x 100,000,
+~1,000,000).
 
     .venv/bin/python -m pytest bench/python/test_bench_scipy.py --benchmark-only
+    .venv/bin/python bench/ratios.py 7 --scipy     # the interleaved ratio table
 """
 import numpy as np
 import pytest
@@ -27,77 +35,97 @@ import hurray
 CASES = {"small": (1000, 10_000), "large": (100_000, 1_000_000)}
 
 
+def build(case):
+    """The arrays, matrices and tensor of one case."""
+    n, nnz = CASES[case]
+    rng = np.random.default_rng(1)
+    rows, cols = rng.integers(0, n, nnz), rng.integers(0, n, nnz)
+    m0 = sp.csr_matrix((rng.random(nnz), (rows, cols)), shape=(n, n))  # duplicates summed
+    assert m0.indices.dtype == np.int32
+    with hurray.aligned_allocator():
+        d = np.array(m0.data, copy=True)
+        i32, p32 = np.array(m0.indices, copy=True), np.array(m0.indptr, copy=True)
+        i64, p64 = i32.astype(np.int64), p32.astype(np.int64)
+    shape = (n, n)
+    m32 = sp.csr_matrix((d, i32, p32), shape=shape, copy=False)
+    assert np.shares_memory(m32.indices, i32) and np.shares_memory(m32.data, d)
+    m64 = sp.csr_array((d, i64, p64), shape=shape, copy=False)  # the array class keeps int64
+    assert np.shares_memory(m64.indices, i64) and m64.indices.dtype == np.int64
+    t = hurray.from_scipy(m64, copy=False)
+    return dict(shape=shape, d=d, i32=i32, p32=p32, i64=i64, p64=p64, m32=m32, m64=m64, t=t)
+
+
+def pairs(c):
+    """(subject name, subject, anchor name, anchor) for one case's arrays `c`."""
+    d, i32, p32, i64, p64, shape = c["d"], c["i32"], c["p32"], c["i64"], c["p64"], c["shape"]
+    m32, m64, t = c["m32"], c["m64"], c["t"]
+
+    def anchor32():
+        return sp.csr_matrix((d, i32, p32), shape=shape, copy=False)
+
+    def anchor32_widened():
+        return (sp.csr_matrix((d, i32, p32), shape=shape, copy=False),
+                i32.astype(np.uint64), p32.astype(np.uint64))
+
+    def anchor64():
+        return sp.csr_matrix((d, i64, p64), shape=shape, copy=False)
+
+    def array64():
+        return sp.csr_array((d, i64, p64), shape=shape, copy=False)
+
+    a32 = ("csr_matrix int32", anchor32)
+    a32w = ("csr_matrix int32 + astype(uint64) x2", anchor32_widened)
+    a64 = ("csr_matrix int64", anchor64)
+    arr64 = ("csr_array int64", array64)
+    from32 = ("from_scipy(m) int32 (widened)", lambda: hurray.from_scipy(m32))
+    from64 = ("from_scipy(m) int64 (shared)", lambda: hurray.from_scipy(m64))
+    to_m = ("t.to_scipy()", lambda: t.to_scipy())
+    to_a = ("t.to_scipy(array=True)", lambda: t.to_scipy(array=True))
+    return [
+        (*from32, *a32), (*from32, *a32w),
+        (*from64, *a64), (*from64, *arr64),
+        (*to_m, *a32), (*to_m, *a64),
+        (*to_a, *a32), (*to_a, *arr64),
+    ]
+
+
 @pytest.fixture(scope="module")
 def mats():
-    out = {}
-    for case, (n, nnz) in CASES.items():
-        rng = np.random.default_rng(1)
-        rows, cols = rng.integers(0, n, nnz), rng.integers(0, n, nnz)
-        m32 = sp.csr_matrix((rng.random(nnz), (rows, cols)), shape=(n, n))  # duplicates summed
-        assert m32.indices.dtype == np.int32
-        with hurray.aligned_allocator():
-            d = np.array(m32.data, copy=True)
-            i64 = m32.indices.astype(np.int64)
-            p64 = m32.indptr.astype(np.int64)
-        m64 = sp.csr_matrix(sp.csr_array((d, i64, p64), shape=m32.shape))  # shares them
-        assert m64.indices is i64 or np.shares_memory(m64.indices, i64)
-        t = hurray.from_scipy(m64, copy=False)
-        out[case] = dict(m32=m32, m64=m64, d=d, i64=i64, p64=p64, t=t)
-    return out
+    return {case: build(case) for case in CASES}
 
 
-def csr_matrix_anchor(d, i, p, shape):
-    return sp.csr_matrix((d, i, p), shape=shape, copy=False)
+ANCHORS = ["csr_matrix int32", "csr_matrix int32 + astype(uint64) x2", "csr_matrix int64",
+           "csr_array int64"]
+SUBJECTS = ["from_scipy(m) int32 (widened)", "from_scipy(m) int64 (shared)", "t.to_scipy()",
+            "t.to_scipy(array=True)"]
 
 
-def csr_array_anchor(d, i, p, shape):
-    return sp.csr_array((d, i, p), shape=shape, copy=False)
+def lookup(c, name):
+    for sn, sf, an, af in pairs(c):
+        if sn == name:
+            return sf
+        if an == name:
+            return af
+    raise KeyError(name)
 
 
-def anchors(benchmark, mats, case, which):
-    m = mats[case]
-    shape = m["m32"].shape
-    args = {
-        "csr_matrix_int32": (csr_matrix_anchor, (m["m32"].data, m["m32"].indices,
-                                                 m["m32"].indptr, shape)),
-        "csr_matrix_int64": (csr_matrix_anchor, (m["d"], m["i64"], m["p64"], shape)),
-        "csr_array_int64": (csr_array_anchor, (m["d"], m["i64"], m["p64"], shape)),
-    }[which]
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("which", ANCHORS)
+def test_anchor_scipy_constructor(benchmark, mats, case, which):
+    benchmark.group = f"scipy-{case}"
     benchmark.extra_info.update(role="anchor")
-    benchmark(args[0], *args[1])
+    benchmark(lookup(mats[case], which))
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("op", ["from_scipy", "to_scipy"])
-@pytest.mark.parametrize("which", ["csr_matrix_int32", "csr_matrix_int64", "csr_array_int64"])
-def test_anchor_scipy_constructor(benchmark, mats, case, op, which):
-    benchmark.group = f"{op}-{case}"
-    anchors(benchmark, mats, case, which)
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_from_scipy_zero_copy(benchmark, mats, case):
-    m = mats[case]["m64"]
-    t = hurray.from_scipy(m, copy=False)
-    assert np.asarray(t.col_indices).ctypes.data == m.indices.ctypes.data
-    benchmark.group = f"from_scipy-{case}"
+@pytest.mark.parametrize("which", SUBJECTS)
+def test_subject(benchmark, mats, case, which):
+    c = mats[case]
+    out = lookup(c, which)()
+    if which.startswith("from_scipy") and "int64" in which:  # shared: no copy
+        assert np.asarray(out.col_indices).ctypes.data == c["i64"].ctypes.data
+    if which.startswith("t.to_scipy"):  # the tensor's own buffers
+        assert out.indices.ctypes.data == np.asarray(c["t"].col_indices).ctypes.data
+    benchmark.group = f"scipy-{case}"
     benchmark.extra_info.update(role="subject")
-    benchmark(hurray.from_scipy, m)
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_from_scipy_int32_widened(benchmark, mats, case):
-    benchmark.group = f"from_scipy-{case}"
-    benchmark.extra_info.update(role="subject")
-    benchmark(hurray.from_scipy, mats[case]["m32"])
-
-
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("array", [False, True])
-def test_to_scipy(benchmark, mats, case, array):
-    t = mats[case]["t"]
-    m = t.to_scipy(array=array)
-    assert m.indices.ctypes.data == np.asarray(t.col_indices).ctypes.data  # no copy
-    benchmark.group = f"to_scipy-{case}"
-    benchmark.extra_info.update(role="subject")
-    benchmark(t.to_scipy, array=array)
+    benchmark(lookup(c, which))

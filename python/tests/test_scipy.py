@@ -280,6 +280,125 @@ def test_REQ_SPARSE_INDEX_CONTENTS_checked_both_ways_HR_LAYOUT_24():
         big.to_scipy()  # never handed to SciPy as a negative int64
 
 
+# ---- importing index arrays (HR-LAYOUT-25): widened and checked in one pass --------------------
+
+# How each index array reaches the format: read by libhurray's import (int32, int64, uint32,
+# uint64), or cast by NumPy first (int16, uint16, byte-swapped, strided), then checked.
+IMPORT_SOURCES = {
+    "int32": lambda a: a.astype(np.int32),
+    "int64-misaligned": lambda a: misaligned(a.astype(np.int64)),
+    "uint32": lambda a: a.astype(np.uint32),
+    "uint64-misaligned": lambda a: misaligned(a.astype(np.uint64)),
+    "int16": lambda a: a.astype(np.int16),
+    "uint16": lambda a: a.astype(np.uint16),
+    "int64-big-endian": lambda a: a.astype(">i8"),
+    "int32-strided": lambda a: np.repeat(a.astype(np.int32), 2, axis=-1)[..., ::2],
+}
+
+
+@pytest.mark.parametrize("source", IMPORT_SOURCES)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_REQ_SPARSE_INDEX_CONTENTS_import_every_index_type_HR_LAYOUT_25(fmt, source):
+    make = IMPORT_SOURCES[source]
+    d = dense((37, 29), np.float64, 11)  # > 8 entries per pass: the unrolled loop and its tail
+    ref = getattr(sp, f"{fmt}_array")(d)
+    data, idx, ptr = aligned(ref.data), make(ref.indices), make(ref.indptr)
+    m = getattr(sp, f"{fmt}_array")((data, idx, ptr), shape=ref.shape)
+    m.indices, m.indptr = idx, ptr  # SciPy's constructor may have converted them
+    t = hurray.from_scipy(m)
+    minor, major = ("col_indices", "row_ptr") if fmt == "csr" else ("row_indices", "col_ptr")
+    assert np.asarray(getattr(t, minor)).tolist() == ref.indices.tolist()
+    assert np.asarray(getattr(t, major)).tolist() == ref.indptr.tolist()
+    assert buf_addr(t, 0) == addr(data)  # values shared, the index buffers are the tensor's own
+    assert buf_addr(t, 1) != addr(idx) and buf_addr(t, 1) % 64 == 0
+    assert (t.to_scipy().toarray() == d).all()
+    with pytest.raises(ValueError, match=f"from_scipy: indices .*copy=False"):
+        hurray.from_scipy(m, copy=False)
+    # a fault anywhere is refused with the converted value, as the format's own check says
+    for pos in (0, 5, len(ref.indices) - 1):
+        bad = ref.indices.copy()
+        bad[pos] = d.shape[1 if fmt == "csr" else 0]
+        m.indices = make(bad)
+        with pytest.raises(InvalidDescriptorError, match=rf"{minor}\[{pos}\] = {bad[pos]} is not"):
+            hurray.from_scipy(m)
+        if np.dtype(m.indices.dtype).kind == "i":
+            bad[pos] = -3
+            m.indices = make(bad)
+            with pytest.raises(InvalidDescriptorError,
+                               match=rf"{minor}\[{pos}\] = 18446744073709551613 \(-3 as int64\)"):
+                hurray.from_scipy(m)
+    m.indices = make(ref.indices)
+    badptr = ref.indptr.copy()
+    badptr[4] = badptr[3] - 1  # row 3 holds entries (dense() at 0.4), so this decreases
+    assert badptr[3] > 0 and badptr[4] < badptr[3]
+    m.indptr = make(badptr)
+    with pytest.raises(InvalidDescriptorError,
+                       match=rf"{major}\[4\] = {badptr[4]} is below {major}\[3\] = {badptr[3]}"):
+        hurray.from_scipy(m)
+
+
+@pytest.mark.parametrize("source", IMPORT_SOURCES)
+def test_REQ_SPARSE_COO_import_every_index_type_HR_LAYOUT_25(source):
+    make = IMPORT_SOURCES[source]
+    d = dense((3, 19, 4), np.float32, 12)
+    coords = np.stack(np.nonzero(d))
+    values = aligned(d[tuple(coords)])
+    t = hurray.sparse_coo(make(coords), values, d.shape)
+    assert np.asarray(t.indices).tolist() == coords.tolist()
+    assert buf_addr(t, 0) == addr(values)
+    assert (t.to_scipy().toarray() == d).all()
+    rows = tuple(make(c) for c in coords)  # SciPy's coords: one array per dimension
+    m = sp.coo_array((values, rows), shape=d.shape)
+    m.coords = rows
+    assert np.asarray(hurray.from_scipy(m).indices).tolist() == coords.tolist()
+    bad = coords.copy()
+    bad[2, -1] = 4
+    with pytest.raises(InvalidDescriptorError,
+                       match=rf"indices\[2\]\[{coords.shape[1] - 1}\] = 4 is not below shape\[2\]"):
+        hurray.sparse_coo(make(bad), values, d.shape)
+    m.coords = tuple(make(c) for c in bad)
+    with pytest.raises(InvalidDescriptorError, match=r"indices\[2\]"):
+        hurray.from_scipy(m)
+
+
+def test_REQ_COPY_PER_BUFFER_int64_shared_int32_widened_HR_LAYOUT_25():
+    """int64 indices need no copy (the check proves them non-negative, so their bytes are the
+    format's uint64); int32 ones are widened. Pointers compared, lifetimes by weakref."""
+    d = dense((40, 30), np.float64, 13)
+    ref = sp.csr_array(d)
+    data = aligned(ref.data)
+    i64, p64 = aligned(ref.indices.astype(np.int64)), aligned(ref.indptr.astype(np.int64))
+    m64 = sp.csr_array((data, i64, p64), shape=ref.shape)
+    assert m64.indices is i64 or np.shares_memory(m64.indices, i64)
+    t = hurray.from_scipy(m64, copy=False)
+    assert [buf_addr(t, i) for i in range(3)] == [addr(data), addr(i64), addr(p64)]
+    back = t.to_scipy(array=True)
+    assert [addr(back.data), addr(back.indices), addr(back.indptr)] == [addr(data), addr(i64),
+                                                                         addr(p64)]
+    refs = [weakref.ref(a) for a in (data, i64, p64)]
+    del m64, data, i64, p64
+    gc.collect()
+    assert all(r() is not None for r in refs)  # the tensor (and back, over it) holds them
+    del t
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    del back
+    gc.collect()
+    assert all(r() is None for r in refs)
+    i32, p32 = aligned(ref.indices.astype(np.int32)), aligned(ref.indptr.astype(np.int32))
+    m32 = sp.csr_matrix((aligned(ref.data), i32, p32), shape=ref.shape)
+    assert m32.indices.dtype == np.int32
+    with pytest.raises(ValueError, match="from_scipy: indices is a 32-bit signed integer array"):
+        hurray.from_scipy(m32, copy=False)
+    t32 = hurray.from_scipy(m32)
+    assert buf_addr(t32, 1) not in (addr(i32), addr(p32)) and buf_addr(t32, 1) % 64 == 0
+    r32 = [weakref.ref(m32.indices), weakref.ref(m32.indptr)]
+    del m32, i32, p32
+    gc.collect()
+    assert all(r() is None for r in r32)  # the widened copies hold nothing of the source
+    assert (t32.to_scipy().toarray() == d).all()
+
+
 # ---- non-canonical input: kept as it is ----------------------------------------------------------
 
 

@@ -129,6 +129,39 @@ HURRAY_API HURRAY_NODISCARD int hurray_sparse_validate_index_buffers(
     const struct hurray_layout *layout, uint8_t rank, const uint64_t *shape,
     const uint8_t *index, uint64_t index_bytes, const uint8_t *ptr, uint64_t ptr_bytes,
     struct hurray_error *err);
+/* Encodings of an index array hurray_sparse_import_index_buffers reads
+ * (memory-layout.md § Importing index arrays, HR-LAYOUT-25): the format's own, and the
+ * host-order integer arrays other libraries hold (SciPy's int32 and int64). A signed
+ * entry is sign-extended and read as uint64, so a negative one is a value >= 2^63,
+ * which no extent admits. */
+enum hurray_index_encoding {
+    HURRAY_INDEX_U64LE = 0, /* little-endian uint64: the format's index buffers */
+    HURRAY_INDEX_I64 = 1,   /* host-order int64 */
+    HURRAY_INDEX_I32 = 2,   /* host-order int32 */
+    HURRAY_INDEX_U32 = 3    /* host-order uint32 */
+};
+/* One index array to import: `bytes` readable at `data`, entries in `encoding`. `out`
+ * (NULL: check only) receives the entries the layout reads as the format's little-endian
+ * uint64, `out_bytes` writable there; it must not overlap `data` unless it is `data`
+ * itself and the entries are 8 bytes wide (ARGUMENT). */
+struct hurray_index_array {
+    const void *data;
+    uint64_t bytes;
+    uint8_t encoding; /* enum hurray_index_encoding */
+    void *out;
+    uint64_t out_bytes;
+};
+/* The index contents check of hurray_sparse_validate_index_buffers -- the same rule,
+ * order and messages -- over arrays in any hurray_index_encoding, each entry written to
+ * its array's `out` in the same pass (HR-LAYOUT-25). COO passes `rank` arrays in `index`,
+ * array d holding the nnz coordinates of dimension d (and NULL as `ptr`); CSR and CSC
+ * pass the minor indices as `index[0]` and the pointers as `ptr`. A short array or
+ * output is BUFFER_SIZE naming it (`indices[1]`, `col_indices`, `row_ptr`). On failure
+ * the outputs hold unspecified bytes. */
+HURRAY_API HURRAY_NODISCARD int hurray_sparse_import_index_buffers(
+    const struct hurray_layout *layout, uint8_t rank, const uint64_t *shape,
+    const struct hurray_index_array *index, const struct hurray_index_array *ptr,
+    struct hurray_error *err);
 /* block-paged.md § Quantization compatibility (HR-PAGED-3). */
 HURRAY_API HURRAY_NODISCARD int hurray_block_paged_check_quantization(
     const struct hurray_layout *layout, uint8_t rank, const struct hurray_quant *quant,

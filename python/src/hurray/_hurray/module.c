@@ -108,7 +108,7 @@ static PyMethodDef module_methods[] = {
                "buffer: data is shared when 64-byte aligned; an index array is shared when\n"
                "it is int64 (or uint64), aligned and non-negative (the same bytes as the\n"
                "format's uint64), and copied (widened) otherwise -- SciPy's int32 indices\n"
-               "always are. COO coords are shared only when they are rows of one (ndim, nnz)\n"
+               "always are, in the same pass as the index check. COO coords are shared only when they are rows of one (ndim, nnz)\n"
                "block (as to_scipy hands them out). copy=True copies every buffer;\n"
                "copy=False raises ValueError naming the buffer that needs a copy. The\n"
                "tensor holds the arrays it shares. Index contents are checked\n"

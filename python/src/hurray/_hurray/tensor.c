@@ -1655,17 +1655,25 @@ static PyObject *capi_raise_fmt(PyObject *module, int status, const char *field,
     return NULL;
 }
 
-/* Index contents of a coo / csr / csc tensor (memory-layout.md § Index contents). */
-static int sparse_check_contents(hrpy_state *st, TensorObject *t) {
+/* Index contents of a coo / csr / csc tensor (memory-layout.md § Index contents): its own
+ * buffers (index NULL), or the arrays they are imported from, written into them in the same
+ * pass (§ Importing index arrays). */
+static int sparse_check_contents(hrpy_state *st, TensorObject *t,
+                                 const struct hurray_index_array *index,
+                                 const struct hurray_index_array *ptr) {
     const struct hurray_descriptor *d = t->d;
     struct hurray_error err;
     hurray_error_clear(&err);
     int has_ptr = d->layout.tag != HURRAY_LAYOUT_COO;
     uint64_t shape[HURRAY_MAX_RANK];
     for (unsigned k = 0; k < d->rank; k++) shape[k] = d->shape[k];
-    int status = hurray_sparse_validate_index_buffers(
-        &d->layout, d->rank, shape, (const uint8_t *)t->bufs[1].ptr, t->bufs[1].size,
-        has_ptr ? (const uint8_t *)t->bufs[2].ptr : NULL, has_ptr ? t->bufs[2].size : 0, &err);
+    int status =
+        index != NULL
+            ? hurray_sparse_import_index_buffers(&d->layout, d->rank, shape, index, ptr, &err)
+            : hurray_sparse_validate_index_buffers(
+                  &d->layout, d->rank, shape, (const uint8_t *)t->bufs[1].ptr, t->bufs[1].size,
+                  has_ptr ? (const uint8_t *)t->bufs[2].ptr : NULL,
+                  has_ptr ? t->bufs[2].size : 0, &err);
     if (status == HURRAY_OK) return 0;
     hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     return -1;
@@ -1708,7 +1716,7 @@ static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
                        "%s: %s is dynamic (None); SciPy needs every extent", who, field);
         return -1;
     }
-    if (sparse_check_contents(st, t) < 0) return -1;
+    if (sparse_check_contents(st, t, NULL, NULL) < 0) return -1;
     memset(v, 0, sizeof *v);
     v->layout = tag;
     v->dtype = d->dtype;
@@ -1726,13 +1734,15 @@ static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
 
 static PyObject *capi_tensor_sparse(PyObject *module, const struct hrpy_part *parts, Py_ssize_t n,
                                     uint8_t dtype, uint8_t rank, const uint64_t *shape,
-                                    uint8_t layout_tag, uint64_t nnz) {
+                                    uint8_t layout_tag, uint64_t nnz,
+                                    const struct hurray_index_array *index,
+                                    const struct hurray_index_array *ptr) {
     hrpy_state *st = hrpy_state_from_module(module);
     struct hrpy_tensor_spec s;
     if (capi_spec_start(st, &s, dtype, rank, shape, layout_tag) < 0) return NULL;
     s.layout.nnz = nnz;
     PyObject *t = hrpy_tensor_build(st, &s, parts, n);
-    if (t != NULL && sparse_check_contents(st, TENSOR(t)) < 0) Py_CLEAR(t);
+    if (t != NULL && sparse_check_contents(st, TENSOR(t), index, ptr) < 0) Py_CLEAR(t);
     return t;
 }
 

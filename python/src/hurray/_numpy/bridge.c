@@ -43,6 +43,10 @@ typedef struct {
     const hrpy_capi *api;
     PyObject *handler;     /* the "mem_handler" capsule of the aligned allocator */
     PyObject *str_scipy_sparse; /* "scipy.sparse" */
+    /* to_scipy: the class names (coo, csr, csc; array then matrix) and the keyword names of
+     * the constructor call, made once */
+    PyObject *str_cls[2][3];
+    PyObject *kw_shape_copy; /* ("shape", "copy") */
     uint8_t by_kind[5][17]; /* Tier 1 tag by NumPy kind index and itemsize, 0 if none */
 } np_state;
 
@@ -540,11 +544,15 @@ static PyObject *handler_restore(PyObject *module, PyObject *previous) {
  *
  * Ingest. Values are shared when C-contiguous, little-endian and 64-byte aligned; an index
  * array is shared when it is moreover a 64-bit integer array (int64 of valid indices has
- * the bytes of the format's uint64), and otherwise copied into an owned uint64 buffer by
- * NumPy's own cast (SciPy's int32 indices always are). copy=True copies every buffer,
- * copy=False raises ValueError naming the first buffer that needs a copy. The tensor is
- * built by _hurray (tensor_sparse: the three tiers, then the index contents, so a negative
- * int64 index -- a huge uint64 -- is refused there, as is anything out of bounds).
+ * the bytes of the format's uint64), and otherwise imported into an owned uint64 buffer
+ * (SciPy's int32 indices always are). The tensor is built by _hurray (tensor_sparse: the
+ * three tiers, then the index contents by libhurray, which reads a shared array in place
+ * and an imported one from its source -- int32, int64, uint32 -- writing the widened
+ * entries into the owned buffer in the same pass: memory-layout.md § Importing index
+ * arrays. A negative index -- a huge uint64 once widened -- is refused there, as is
+ * anything out of bounds. Other integer types, byte-swapped or strided arrays are cast by
+ * NumPy into the owned buffer first, then checked in place). copy=True copies every buffer,
+ * copy=False raises ValueError naming the first buffer that needs a copy.
  * Entries are carried in the order given: nothing is sorted or merged.
  *
  * to_scipy. The values and the uint64 index buffers viewed as int64 (checked: every
@@ -726,31 +734,50 @@ static int check_index_dtype(PyArrayObject *arr, const char *who, const char *na
     return -1;
 }
 
-/* An index block of `rows` rows of `len` entries into a new owned uint64 buffer, row r
- * copied (cast) from rowsrc[r] -- or, with one 2-D source, from it whole. */
-static int index_copy(np_state *st, PyArrayObject *const *rowsrc, int nsrc, npy_intp rows,
-                      npy_intp len, struct hrpy_part *part, struct keep *k) {
-    void *data = NULL;
-    uint8_t log2 = 0;
-    uint64_t nbytes = (uint64_t)rows * (uint64_t)len * 8u;
-    PyObject *owner = keep_add(k, st->api->owned_new(st->hurray, nbytes, 0, &data, &log2));
-    if (owner == NULL) return -1;
-    for (int r = 0; r < nsrc; r++) { /* a 2-D source fills the block, a 1-D one its row */
-        int nd = PyArray_NDIM(rowsrc[r]) == 2 ? 2 : 1;
-        npy_intp dims[2] = {nd == 2 ? rows : len, len};
-        PyArrayObject *dst = array_over(owner, (char *)data + (size_t)r * (size_t)len * 8u,
-                                        NPY_UINT64, nd, dims);
-        int bad = dst == NULL || PyArray_CopyInto(dst, rowsrc[r]) < 0; /* a modular cast */
-        Py_XDECREF(dst);
-        if (bad) return -1;
-    }
-    *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
-    return 0;
+/* The encoding hurray_sparse_import_index_buffers reads an index array in (memory-layout.md
+ * § Importing index arrays): a C-contiguous, host-order int64, int32, uint32 -- or uint64 on a
+ * little-endian host. -1: another type, byte order or stride, which NumPy casts first. */
+static int index_encoding(PyArrayObject *arr) {
+    PyArray_Descr *d = PyArray_DESCR(arr);
+    if (!PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISNOTSWAPPED(arr)) return -1;
+    npy_intp size = PyArray_ITEMSIZE(arr);
+    if (d->kind == 'i' && size == 8) return HURRAY_INDEX_I64;
+    if (d->kind == 'i' && size == 4) return HURRAY_INDEX_I32;
+    if (d->kind == 'u' && size == 4) return HURRAY_INDEX_U32;
+#if NPY_BYTE_ORDER == NPY_LITTLE_ENDIAN
+    if (d->kind == 'u' && size == 8) return HURRAY_INDEX_U64LE;
+#endif
+    return -1;
 }
 
-/* A 1-D index array (CSR/CSC minor indices or pointers) as a uint64 index buffer. */
+/* The import of `count` entries of `src` (1-D, or a 2-D block when count covers it) into the
+ * owned uint64 memory at `out`: read by the contents check itself, which writes each entry
+ * out as it checks it; or, for an encoding it does not read, cast by NumPy first (a modular
+ * cast, so a negative index is still refused) and then checked in place. */
+static int index_import(PyObject *owner, PyArrayObject *src, const char *base, npy_intp rows,
+                        npy_intp len, uint8_t *out, struct hurray_index_array *a) {
+    int enc = index_encoding(src);
+    uint64_t count = (uint64_t)rows * (uint64_t)len;
+    if (enc >= 0) {
+        *a = (struct hurray_index_array){base, count * (uint64_t)PyArray_ITEMSIZE(src),
+                                         (uint8_t)enc, out, count * 8u};
+        return 0;
+    }
+    int nd = rows > 1 || PyArray_NDIM(src) == 2 ? 2 : 1;
+    npy_intp dims[2] = {nd == 2 ? rows : len, len};
+    PyArrayObject *dst = array_over(owner, out, NPY_UINT64, nd, dims);
+    int bad = dst == NULL || PyArray_CopyInto(dst, src) < 0;
+    Py_XDECREF(dst);
+    *a = (struct hurray_index_array){out, count * 8u, HURRAY_INDEX_U64LE, NULL, 0};
+    return bad ? -1 : 0;
+}
+
+/* A 1-D index array (CSR/CSC minor indices or pointers) as a uint64 index buffer: shared (a
+ * 64-bit little-endian array: its bytes are the format's, the contents check reads it in
+ * place) or imported into an owned one (`a` says from where). */
 static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *who,
-                      const char *name, struct hrpy_part *part, struct keep *k) {
+                      const char *name, struct hrpy_part *part, struct hurray_index_array *a,
+                      struct keep *k) {
     if (check_index_dtype(arr, who, name) < 0) return -1;
     if (PyArray_NDIM(arr) != 1) {
         PyErr_Format(PyExc_ValueError, "%s: %s must be 1-D, not %d-D", who, name,
@@ -766,8 +793,19 @@ static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *wh
         refuse_copy(who, name, reason);
         return -1;
     }
-    if (mode == 1 || reason != NULL)
-        return index_copy(st, &arr, 1, 1, PyArray_DIM(arr, 0), part, k);
+    if (mode == 1 || reason != NULL) {
+        void *data = NULL;
+        uint8_t log2 = 0;
+        npy_intp len = PyArray_DIM(arr, 0);
+        uint64_t size = (uint64_t)len * 8u;
+        PyObject *owner = keep_add(k, st->api->owned_new(st->hurray, size, 0, &data, &log2));
+        if (owner == NULL ||
+            index_import(owner, arr, PyArray_BYTES(arr), 1, len, data, a) < 0)
+            return -1;
+        *part = (struct hrpy_part){data, size, owner, 0, log2};
+        return 0;
+    }
+    *a = (struct hurray_index_array){PyArray_DATA(arr), nbytes, HURRAY_INDEX_U64LE, NULL, 0};
     *part = (struct hrpy_part){PyArray_DATA(arr), nbytes, (PyObject *)arr,
                                !PyArray_ISWRITEABLE(arr), -1};
     return 0;
@@ -776,10 +814,12 @@ static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *wh
 /* The COO indices buffer, (ndim, nnz), from `ndim` rows (SciPy's coords) or one 2-D array
  * (sparse_coo). Shared only when the rows are one contiguous 64-bit block already: a 2-D
  * C-contiguous array, or rows that lie back to back in memory (as to_scipy hands them out;
- * `holder` then keeps every row alive). */
+ * `holder` then keeps every row alive). Otherwise imported into an owned block, row by row.
+ * a[d] says where row d's contents come from. */
 static int coo_indices_part(np_state *st, PyArrayObject *const *rows, int nrows, npy_intp ndim,
                             npy_intp nnz, PyObject *holder, int mode, const char *who,
-                            const char *name, struct hrpy_part *part, struct keep *k) {
+                            const char *name, struct hrpy_part *part,
+                            struct hurray_index_array *a, struct keep *k) {
     char buf[96];
     const char *reason = NULL;
     for (int r = 0; r < nrows && reason == NULL; r++) {
@@ -797,11 +837,71 @@ static int coo_indices_part(np_state *st, PyArrayObject *const *rows, int nrows,
         refuse_copy(who, name, reason);
         return -1;
     }
-    if (mode == 1 || reason != NULL) return index_copy(st, rows, nrows, ndim, nnz, part, k);
+    const size_t row_bytes = (size_t)nnz * 8u;
+    if (mode == 1 || reason != NULL) {
+        void *data = NULL;
+        uint8_t log2 = 0;
+        PyObject *owner = keep_add(k, st->api->owned_new(st->hurray, nbytes, 0, &data, &log2));
+        if (owner == NULL) return -1;
+        uint8_t *out = data;
+        if (nrows == ndim) { /* one 1-D array per row */
+            for (int r = 0; r < nrows; r++)
+                if (index_import(owner, rows[r], PyArray_BYTES(rows[r]), 1, nnz,
+                                 out + (size_t)r * row_bytes, &a[r]) < 0)
+                    return -1;
+        } else if (index_encoding(rows[0]) >= 0) { /* one C-contiguous (ndim, nnz) block */
+            size_t src_row = (size_t)nnz * (size_t)PyArray_ITEMSIZE(rows[0]);
+            for (npy_intp r = 0; r < ndim; r++)
+                if (index_import(owner, rows[0], base + (size_t)r * src_row, 1, nnz,
+                                 out + (size_t)r * row_bytes, &a[r]) < 0)
+                    return -1;
+        } else { /* cast whole by NumPy, then checked in place row by row */
+            if (index_import(owner, rows[0], base, ndim, nnz, out, &a[0]) < 0) return -1;
+            for (npy_intp r = 0; r < ndim; r++)
+                a[r] = (struct hurray_index_array){out + (size_t)r * row_bytes, row_bytes,
+                                                   HURRAY_INDEX_U64LE, NULL, 0};
+        }
+        *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
+        return 0;
+    }
     int readonly = 0;
     for (int r = 0; r < nrows; r++) readonly |= !PyArray_ISWRITEABLE(rows[r]);
+    for (npy_intp r = 0; r < ndim; r++)
+        a[r] = (struct hurray_index_array){base + (size_t)r * row_bytes, row_bytes,
+                                           HURRAY_INDEX_U64LE, NULL, 0};
     *part = (struct hrpy_part){base, nbytes, holder, readonly, -1};
     return 0;
+}
+
+/* The last of `count` (>= 1) entries of an index array, as the format's uint64 (the
+ * conversion of memory-layout.md § Importing index arrays): nnz from SciPy's indptr. */
+static uint64_t last_entry(const struct hurray_index_array *a, uint64_t count) {
+    const char *p = (const char *)a->data;
+    switch (a->encoding) {
+    case HURRAY_INDEX_I64: {
+        int64_t v;
+        memcpy(&v, p + (count - 1u) * 8u, 8);
+        return (uint64_t)v;
+    }
+    case HURRAY_INDEX_I32: {
+        int32_t v;
+        memcpy(&v, p + (count - 1u) * 4u, 4);
+        return (uint64_t)(int64_t)v;
+    }
+    case HURRAY_INDEX_U32: {
+        uint32_t v;
+        memcpy(&v, p + (count - 1u) * 4u, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, p + (count - 1u) * 8u, 8);
+#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
+        v = __builtin_bswap64(v);
+#endif
+        return v;
+    }
+    }
 }
 
 static int sequence_shape(PyObject *shape, uint64_t *out, uint8_t *rank, const char *who) {
@@ -887,6 +987,7 @@ static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t 
     PyArrayObject *data = NULL;
     uint8_t tag = 0;
     struct hrpy_part parts[3];
+    struct hurray_index_array src[HURRAY_MAX_RANK]; /* COO: per dimension; else idx, ptr */
     if (attr_array(m, "data", &data, &k) < 0 ||
         values_part(st, data, mode, who, "data", &tag, &parts[0], &k) < 0)
         goto error;
@@ -914,27 +1015,25 @@ static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t 
             rows[r] = (PyArrayObject *)c;
         }
         if (coo_indices_part(st, rows, rank, rank, (npy_intp)nnz, coords, mode, who, "coords",
-                             &parts[1], &k) < 0)
+                             &parts[1], src, &k) < 0)
             goto error;
         nparts = 2;
     } else {
         PyArrayObject *indices = NULL, *indptr = NULL;
         if (attr_array(m, "indices", &indices, &k) < 0 ||
             attr_array(m, "indptr", &indptr, &k) < 0 ||
-            index_part(st, indices, mode, who, "indices", &parts[1], &k) < 0 ||
-            index_part(st, indptr, mode, who, "indptr", &parts[2], &k) < 0)
+            index_part(st, indices, mode, who, "indices", &parts[1], &src[0], &k) < 0 ||
+            index_part(st, indptr, mode, who, "indptr", &parts[2], &src[1], &k) < 0)
             goto error;
         /* nnz is indptr[-1], as SciPy's own .nnz; the contents check then holds it to it */
-        if (parts[2].size < 8) {
+        if (PyArray_DIM(indptr, 0) < 1) {
             PyErr_Format(PyExc_ValueError, "from_scipy: indptr is empty");
             goto error;
         }
-        memcpy(&nnz, (const char *)parts[2].ptr + parts[2].size - 8, 8);
-#if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
-        nnz = __builtin_bswap64(nnz);
-#endif
+        nnz = last_entry(&src[1], (uint64_t)PyArray_DIM(indptr, 0));
     }
-    tensor = st->api->tensor_sparse(st->hurray, parts, nparts, tag, rank, dims, layout, nnz);
+    tensor = st->api->tensor_sparse(st->hurray, parts, nparts, tag, rank, dims, layout, nnz, src,
+                                    layout == HURRAY_LAYOUT_COO ? NULL : &src[1]);
 error:
     keep_release(&k);
     Py_XDECREF(fmt);
@@ -986,13 +1085,14 @@ static PyObject *sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t 
     }
     uint8_t tag = 0;
     struct hrpy_part parts[2];
+    struct hurray_index_array src[HURRAY_MAX_RANK];
     PyArrayObject *rows[1] = {ind};
     if (values_part(st, val, mode, who, "values", &tag, &parts[0], &k) < 0 ||
         coo_indices_part(st, rows, 1, rank, nnz, (PyObject *)ind, mode, who, "indices",
-                         &parts[1], &k) < 0)
+                         &parts[1], src, &k) < 0)
         goto done;
     tensor = st->api->tensor_sparse(st->hurray, parts, 2, tag, rank, dims, HURRAY_LAYOUT_COO,
-                                    (uint64_t)nnz);
+                                    (uint64_t)nnz, src, NULL);
 done:
     keep_release(&k);
     return tensor;
@@ -1024,7 +1124,7 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
     np_state *st = get_state(module);
     struct hrpy_sparse_view v;
     PyObject *sparse = NULL, *values = NULL, *index = NULL, *ptr = NULL, *shape = NULL,
-             *arg = NULL, *kw = NULL, *cls = NULL, *arr = NULL, *result = NULL;
+             *arg = NULL, *cls = NULL, *arr = NULL, *result = NULL;
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_to_scipy(tensor, array)");
     int want_array = PyObject_IsTrue(args[1]);
     if (want_array < 0) return NULL;
@@ -1047,7 +1147,7 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         else PyTuple_SET_ITEM(shape, d, e);
     }
     if (shape == NULL) goto done;
-    const char *name;
+    const int which = v.layout == HURRAY_LAYOUT_COO ? 0 : v.layout == HURRAY_LAYOUT_CSR ? 1 : 2;
     if (v.layout == HURRAY_LAYOUT_COO) {
         index = PyTuple_New(v.ndim); /* coords: row d of the (ndim, nnz) block */
         for (int d = 0; index != NULL && d < v.ndim; d++) {
@@ -1058,29 +1158,23 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
             else PyTuple_SET_ITEM(index, d, row);
         }
         arg = index ? PyTuple_Pack(2, values, index) : NULL;
-        name = "coo_array";
     } else {
         npy_intp n = (npy_intp)v.shape[v.layout == HURRAY_LAYOUT_CSR ? 0 : 1] + 1;
         index = index_view(args[0], v.index, nnz, v.readonly[1]);
         ptr = index ? index_view(args[0], v.ptr, n, v.readonly[2]) : NULL;
         arg = ptr ? PyTuple_Pack(3, values, index, ptr) : NULL;
-        name = v.layout == HURRAY_LAYOUT_CSR ? "csr_array" : "csc_array";
     }
     if (arg == NULL) goto done;
-    kw = Py_BuildValue("{sOsO}", "shape", shape, "copy", Py_False);
-    cls = kw ? PyObject_GetAttrString(sparse, name) : NULL;
-    PyObject *pos = cls ? PyTuple_Pack(1, arg) : NULL;
-    arr = pos ? PyObject_Call(cls, pos, kw) : NULL;
-    Py_XDECREF(pos);
+    cls = PyObject_GetAttr(sparse, st->str_cls[0][which]);
+    PyObject *call[3] = {arg, shape, Py_False}; /* cls(arg, shape=shape, copy=False) */
+    arr = cls ? PyObject_Vectorcall(cls, call, 1, st->kw_shape_copy) : NULL;
     if (arr == NULL) goto done;
     if (want_array || (v.layout == HURRAY_LAYOUT_COO && v.ndim != 2)) {
         result = Py_NewRef(arr);
         goto done;
     }
     /* the matrix class from the array: SciPy shares the array's arrays on this path */
-    Py_SETREF(cls, PyObject_GetAttrString(sparse, v.layout == HURRAY_LAYOUT_CSR   ? "csr_matrix"
-                                                  : v.layout == HURRAY_LAYOUT_CSC ? "csc_matrix"
-                                                                                  : "coo_matrix"));
+    Py_SETREF(cls, PyObject_GetAttr(sparse, st->str_cls[1][which]));
     if (cls != NULL) result = PyObject_CallOneArg(cls, arr);
 done:
     Py_XDECREF(sparse);
@@ -1089,7 +1183,6 @@ done:
     Py_XDECREF(ptr);
     Py_XDECREF(shape);
     Py_XDECREF(arg);
-    Py_XDECREF(kw);
     Py_XDECREF(cls);
     Py_XDECREF(arr);
     return result;
@@ -1184,6 +1277,13 @@ static int bridge_exec(PyObject *module) {
     if (st->handler == NULL) return -1;
     st->str_scipy_sparse = PyUnicode_InternFromString("scipy.sparse");
     if (st->str_scipy_sparse == NULL) return -1;
+    static const char *const cls[2][3] = {{"coo_array", "csr_array", "csc_array"},
+                                          {"coo_matrix", "csr_matrix", "csc_matrix"}};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            if ((st->str_cls[i][j] = PyUnicode_InternFromString(cls[i][j])) == NULL) return -1;
+    st->kw_shape_copy = Py_BuildValue("(ss)", "shape", "copy");
+    if (st->kw_shape_copy == NULL) return -1;
     fill_kinds(st);
     return 0;
 }
@@ -1194,6 +1294,9 @@ static int bridge_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->hurray);
     Py_VISIT(st->handler);
     Py_VISIT(st->str_scipy_sparse);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) Py_VISIT(st->str_cls[i][j]);
+    Py_VISIT(st->kw_shape_copy);
     return 0;
 }
 
@@ -1203,6 +1306,9 @@ static int bridge_clear(PyObject *module) {
     Py_CLEAR(st->hurray);
     Py_CLEAR(st->handler);
     Py_CLEAR(st->str_scipy_sparse);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) Py_CLEAR(st->str_cls[i][j]);
+    Py_CLEAR(st->kw_shape_copy);
     return 0;
 }
 
