@@ -10,7 +10,6 @@ under default limits. The subprocess loads what it must before its baseline (the
 to load_bytes; it warms each reader on a small input, so first-call costs are not counted);
 a file or a pipe is read by the reader itself. Building the input happens in this process,
 whose freed memory the subprocess cannot reuse."""
-import os
 import struct
 import subprocess
 import sys
@@ -19,24 +18,13 @@ import threading
 import pytest
 
 import hurray
+from memprobe import MEMBERS, PROBE_HEADER, check_growth, group_of_tiny, linux_only
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists("/proc/self/status"), reason="VmHWM is read from /proc (Linux)"
-)
+pytestmark = linux_only
 
-MEMBERS = 65536  # the default max_composite_members
 KV_ENTRIES = 65536  # the default max_kv_entries
-BUDGET_FACTOR = 8
-BUDGET_SLACK = 1 << 20
 
-PROBE = r"""
-import os, re, sys
-import hurray
-
-def hwm():
-    with open("/proc/self/status") as f:
-        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
-
+PROBE = PROBE_HEADER + r"""
 case, path, expect = sys.argv[1], sys.argv[2], int(sys.argv[3])
 small = os.path.join(os.path.dirname(path), "small.hry")
 hurray.save(small, {"t": hurray.zeros((0,), dtype=hurray.uint8)}, kv={"a": 1})
@@ -99,20 +87,7 @@ def measure(case, path, expect, stdin_bytes=None):
 
 def check(case, path, expect, stdin_bytes=None):
     size, growth = measure(case, path, expect, stdin_bytes)
-    budget = BUDGET_FACTOR * size + BUDGET_SLACK
-    print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
-          f"budget {budget} ({budget / size:.2f}x)")
-    assert growth <= budget, (case, size, growth, round(growth / size, 2))
-
-
-def tiny():
-    """The smallest tensor: uint8, shape (0,), one empty buffer (a 64-byte descriptor)."""
-    return hurray.zeros((0,), dtype=hurray.uint8)
-
-
-def group_of_tiny(n):
-    t = tiny()
-    return hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n)
+    check_growth(case, size, growth)
 
 
 # ---- StreamReader over a descriptor ---------------------------------------------------------
@@ -206,12 +181,6 @@ def test_REQ_FILE_MEMORY_load_kv_of_65536_smallest_entries_HR_FILE_13(tmp_path, 
     check("load_kv", path, KV_ENTRIES)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "above the bound: 15.3 MB for a 1.58 MB file (9.7x; budget 8.66x). Each entry is a key "
-    "str (64 B), an empty list (64 B) and a dict slot (~29 B), while libhurray's decoded map "
-    "(~49 B an entry) is still alive, plus the dict's freed smaller tables (~27 B an entry). "
-    "Needs the map converted without the C map held alongside (a streaming decode), see "
-    "bench/README.md, Memory"))
 def test_REQ_FILE_MEMORY_load_kv_of_65536_empty_lists_HR_FILE_13(tmp_path):
     """The most expensive smallest entry: an empty list, a new object for every entry."""
     path = tmp_path / "kv.hry"

@@ -745,12 +745,15 @@ static PyObject *io_load_kv(PyObject *module, PyObject *const *args, Py_ssize_t 
     if (hrpy_limits_from_args(a + 1, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
     PyObject *path = path_arg(a[0], "load_kv");
     if (path == NULL) return NULL;
-    /* the header and the KV section only: the index and the data are not read */
-    struct hurray_file *f = open_file(st, path, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_KV, &limits);
-    Py_DECREF(path);
-    if (f == NULL) return NULL;
-    PyObject *result = hrpy_kv_to_dict(st, hurray_file_kv(f));
+    /* the header and the KV section only: the index and the data are not read; */
+    struct hurray_file *f = open_file(st, path, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_HEADER,
+                                      &limits);
+    PyObject *result = NULL;
+    /* then the KV section, converted entry by entry as it is decoded: the C map is never held
+     * alongside the dict (kv.md § Decoding one entry at a time) */
+    if (f != NULL) result = hrpy_kv_each(st, f, path);
     hurray_file_destroy(f);
+    Py_DECREF(path);
     return result;
 }
 
@@ -769,16 +772,18 @@ static PyObject *io_kv_decode(PyObject *module, PyObject *const *args, Py_ssize_
     Py_buffer view;
     if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     struct hurray_decode_options opt = {&limits, &hrpy_raw_allocator};
-    struct hurray_kv kv;
+    struct hrpy_kv_each c = {st, NULL, NULL};
     struct hurray_error err;
     hurray_error_clear(&err);
-    hurray_kv_init(&kv);
-    int status = hurray_kv_decode((const uint8_t *)view.buf, (size_t)view.len, &opt, &kv, &err);
+    /* entry by entry, as load_kv converts a file's section */
+    int status = hurray_kv_decode_each((const uint8_t *)view.buf, (size_t)view.len, &opt,
+                                       hrpy_kv_each_entry, &c, &err);
     PyBuffer_Release(&view);
-    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_FILE, status, &err);
-    PyObject *result = hrpy_kv_to_dict(st, &kv);
-    hurray_kv_reset(&kv);
-    return result;
+    if (status != HURRAY_OK) {
+        Py_CLEAR(c.dict);
+        return PyErr_Occurred() ? NULL : hrpy_raise_status(st, HRPY_CTX_FILE, status, &err);
+    }
+    return c.dict != NULL ? c.dict : PyDict_New();
 }
 
 static PyMethodDef io_methods[] = {

@@ -414,6 +414,21 @@ struct hrpy_kv_build {
 int hrpy_kv_from_mapping(hrpy_state *st, PyObject *mapping, struct hrpy_kv_build *b);
 void hrpy_kv_build_release(struct hrpy_kv_build *b);
 PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
+/* dict[key] = value for one decoded entry; -1 with an exception set. */
+int hrpy_kv_entry_into(hrpy_state *st, PyObject *dict, const struct hurray_kv_entry *e);
+/* The KV section of `f` as a dict, converted entry by entry while libhurray decodes it
+ * (hurray_file_kv_each: the whole C map is never held next to the dict; the section is
+ * read and validated with the GIL released). Errors raised in the file context naming
+ * `path`; nothing partial is returned. */
+struct hrpy_kv_each {
+    hrpy_state *st;
+    PyThreadState *save; /* non-NULL while the GIL is released */
+    PyObject *dict;
+};
+/* Its hurray_kv_entry_fn (ctx: a struct hrpy_kv_each; save NULL when the GIL is held). */
+int hrpy_kv_each_entry(void *ctx, const struct hurray_kv_entry *entry, size_t index,
+                       size_t count);
+PyObject *hrpy_kv_each(hrpy_state *st, struct hurray_file *f, PyObject *path);
 
 /* ---- ingest.c: partner types without importing the partner ------------------------- */
 /* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
