@@ -537,8 +537,9 @@ extern const char hrpy_doc_hurray[];
 
 /* tensor.c, for dlpack.c: 1 if obj is a Tensor of this module, with its descriptor and
  * Device (both borrowed, alive with the tensor); 0 otherwise (no exception). */
-/* The Descriptor object a Tensor holds (borrowed), or NULL without an exception if `obj`
- * is not a Tensor. */
+/* The Descriptor object a Tensor holds (borrowed; a tensor read from a stream or file makes
+ * it on first use), or NULL: without an exception if `obj` is not a Tensor, with one if
+ * making it failed. */
 PyObject *hrpy_tensor_descriptor_object(hrpy_state *st, PyObject *obj);
 /* descriptor.c: the canonical bytes of a Descriptor object, encoded once and kept on it
  * (borrowed bytes); NULL with an exception set. */
