@@ -18,7 +18,7 @@ import threading
 import pytest
 
 import hurray
-from memprobe import MEMBERS, PROBE_HEADER, check_growth, group_of_tiny, linux_only
+from memprobe import MEMBERS, PROBE_HEADER, check_growth, group_of_tiny, linux_only, tiny
 
 pytestmark = linux_only
 
@@ -30,7 +30,7 @@ small = os.path.join(os.path.dirname(path), "small.hry")
 hurray.save(small, {"t": hurray.zeros((0,), dtype=hurray.uint8)}, kv={"a": 1})
 size = os.path.getsize(path) if case != "stream-fd" else int(sys.argv[4])
 data = None
-if case == "load_bytes":
+if case.startswith("load_bytes"):
     with open(path, "rb") as f:
         data = f.read()
     hurray.load_bytes(open(small, "rb").read())
@@ -50,6 +50,9 @@ if case == "stream-fd":
 elif case == "load_bytes":
     keep = hurray.load_bytes(data)
     assert len(keep) == 1 and keep["c"].member_count == expect
+elif case == "load_bytes-entries":
+    keep = hurray.load_bytes(data)
+    assert len(keep) == expect
 elif case == "load_mmap":
     keep = hurray.load(path, mmap=True)
     assert len(keep) == 1 and keep["c"].member_count == expect
@@ -142,6 +145,15 @@ def composite_file(tmp_path_factory):
 def test_REQ_FILE_MEMORY_load_bytes_of_a_65536_member_composite_HR_FILE_13(composite_file):
     """load_bytes over the file's bytes (already in memory: the input is not counted twice)."""
     check("load_bytes", composite_file, MEMBERS)
+
+
+def test_REQ_FILE_MEMORY_load_bytes_of_2e18_empty_tensors_HR_FILE_13(tmp_path):
+    """load_bytes of 2^18 top-level empty tensors (88 bytes of file each): the image copy goes
+    with the reader before the entries become objects (an item with no bytes holds nothing
+    of it)."""
+    path = tmp_path / "many.hry"
+    hurray.save(path, {f"t{i:07x}": tiny() for i in range(1 << 18)})
+    check("load_bytes-entries", path, 1 << 18)
 
 
 def test_REQ_FILE_MEMORY_load_mmap_of_a_65536_member_composite_HR_FILE_13(composite_file):

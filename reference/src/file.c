@@ -1202,9 +1202,12 @@ static void give_bytes(const struct hurray_file *f, struct load_req *q, struct d
     q->item->owner_release = block_unref;
 }
 
-/* In memory: the items borrow from the image. */
+/* In memory: the items borrow from the image; an item with no bytes holds nothing of it
+ * (as in copy and mmap mode), so that the image goes with the file when only such items are
+ * kept (HR-FILE-8). */
 static int load_from_image(struct hurray_file *f, struct load_req *q, size_t n) {
     for (size_t k = 0; k < n; k++) {
+        if (q[k].r.hi == q[k].r.lo) continue;
         block_ref(f->image);
         give_bytes(f, &q[k], f->image,
                    (uint8_t *)(uintptr_t)(f->image_bytes + f->h.data_offset + q[k].r.lo));

@@ -2017,6 +2017,48 @@ static void test_HR_FILE_10_special_files(void **state) {
 /* Items loaded together: copy mode gives each its own bytes; mmap mode shares
  * one mapping among items within 1 MiB and maps far ones apart; a name asked
  * twice gets two items; out of range is ARGUMENT with every out[k] NULL. */
+/* HR-FILE-8: from an image in memory, an item with no bytes holds nothing of the image (as
+ * in copy and mmap mode): once the file is gone only the items remain, while an item with
+ * bytes keeps the image. */
+static void test_HR_FILE_8_empty_items_hold_no_image(void **state) {
+    (void)state;
+    struct hurray_descriptor *de = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                            (uint64_t[]){0});
+    struct hurray_descriptor *dx = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                            (uint64_t[]){4096});
+    test_fill_buffers(de, 0);
+    test_fill_buffers(dx, 0);
+    struct hurray_item *ie = tensor_item(de, 1), *ix = tensor_item(dx, 2);
+    struct hurray_file_entry e[2] = {{"empty", ie}, {"x", ix}};
+    size_t len = 0;
+    uint8_t *bytes = encode_ok(e, 2, NULL, 0, &len);
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_COPY,
+                                      HURRAY_FILE_PARTS_INDEX};
+    struct hurray_file *f = NULL;
+    struct hurray_error err;
+    struct hurray_item *empty = NULL, *x = NULL;
+    assert_status(hurray_file_create_memory(bytes, len, &opt, &f, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(f, 0, &empty, &err), HURRAY_OK);
+    assert_null(empty->owner);
+    assert_int_equal(empty->buffers[0].size, 0);
+    hurray_file_destroy(f);
+    assert_true(ta.live_bytes < len); /* the image went with the file */
+    assert_status(hurray_file_create_memory(bytes, len, &opt, &f, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(f, 1, &x, &err), HURRAY_OK);
+    assert_non_null(x->owner);
+    hurray_file_destroy(f);
+    assert_true(ta.live_bytes >= len); /* x borrows from the image */
+    assert_memory_equal(x->buffers[0].data, ix->buffers[0].data, 4096);
+    hurray_item_destroy(x);
+    hurray_item_destroy(empty);
+    assert_alloc_clean(&ta);
+    free(bytes);
+    hurray_item_destroy(ie);
+    hurray_item_destroy(ix);
+}
+
 static void test_HR_FILE_8_load_items(void **state) {
     (void)state;
     char path[128];
@@ -2710,6 +2752,7 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_12_truncated_while_opened),
         cmocka_unit_test(test_HR_FILE_10_special_files),
         cmocka_unit_test(test_HR_FILE_8_load_items),
+        cmocka_unit_test(test_HR_FILE_8_empty_items_hold_no_image),
         cmocka_unit_test(test_HR_FILE_11_mapped_items_are_copy_on_write),
         cmocka_unit_test(test_HR_FILE_13_reader_memory),
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),
