@@ -430,6 +430,13 @@ def make_top_level(path, n):
     hurray.save(path, {f"t{i:07d}": t for i in range(n)})
 
 
+def make_top_level_empty(path, n):
+    """The most metadata-heavy top-level entries: uint8 shape (0,), one empty buffer (88
+    bytes of file each: an 8-byte name, the 64-byte descriptor, one offset)."""
+    t = hurray.zeros((0,), dtype=hurray.uint8)
+    hurray.save(path, {f"t{i:07x}": t for i in range(n)})
+
+
 def make_composite(path, n):
     t = hurray.from_numpy(np.arange(10, dtype=np.float32))
     hurray.save(path, {"c": hurray.Composite("group", shape=(n,), dtype=hurray.float32,
@@ -439,6 +446,40 @@ def make_composite(path, n):
 @linux_proc
 def test_REQ_FILE_MEMORY_2e18_top_level_tensors_HR_FILE_13(tmp_path):
     check_memory_bound(tmp_path, make_top_level, 1 << 18)
+
+
+@linux_proc
+def test_REQ_FILE_MEMORY_2e18_top_level_empty_tensors_HR_FILE_13(tmp_path):
+    """load keeps no more than 8x the file: the open file (index, entry records, names) is
+    released before the entries become objects, and a loaded tensor's Descriptor object is
+    made on first use."""
+    check_memory_bound(tmp_path, make_top_level_empty, 1 << 18)
+
+
+def test_REQ_FILE_MEMORY_loaded_descriptor_made_on_first_use_HR_FILE_13(tmp_path):
+    """A loaded tensor's Descriptor is made when first asked for, then kept (the same object
+    every time); it borrows the record of the tensor's item tree and keeps that tree alive on
+    its own."""
+    import gc
+    import weakref
+    path = tmp_path / "few.hry"
+    saved = {"a": hurray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3)),
+             "e": hurray.zeros((0,), dtype=hurray.uint8)}
+    hurray.save(path, saved)
+    for mmap in (False, True):
+        loaded = hurray.load(path, mmap=mmap)
+        for name, t in loaded.items():
+            d = t.descriptor
+            assert d is t.descriptor and d == saved[name].descriptor
+            assert t.buffer_handles == d.buffer_handles
+            assert d.device is t.device
+        t = loaded.pop("a")
+        d, ref = t.descriptor, weakref.ref(t)
+        del t, loaded
+        gc.collect()
+        assert ref() is None
+        assert d.shape == (2, 3) and d == saved["a"].descriptor  # the record is still alive
+        assert d.encode() == saved["a"].descriptor.encode()
 
 
 @linux_proc

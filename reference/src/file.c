@@ -1016,22 +1016,37 @@ static int check_names(struct hurray_file *f, struct hurray_error *err) {
 
 /* ---- step 8: the KV section, short status LENGTH; present means non-empty ------------- */
 
-static int parse_kv(struct hurray_file *f, struct hurray_error *err) {
+/* The section read and decoded: into f->kv (`fn` NULL), or handed to `fn` one entry at a
+ * time with no map held (hurray_file_kv_each). One decoder and one empty-section rule for
+ * both; nothing reaches `fn` unless the whole section is valid. */
+static int kv_section(struct hurray_file *f, hurray_kv_entry_fn fn, void *ctx,
+                      struct hurray_error *err) {
     const struct file_header *h = &f->h;
     const uint8_t *src = NULL;
     uint8_t *tmp = NULL;
-    size_t tmp_len = 0;
+    size_t tmp_len = 0, n = 0;
     if (h->kv_length == 0) return HURRAY_OK;
     /* kv_length <= max_kv_bytes (step 2): bounded before it is read */
     HR_TRY(region(f, h->kv_offset, h->kv_length, &src, &tmp, &tmp_len, err));
-    int st = in_region(hri_kv_decode_section(src, (size_t)h->kv_length, &f->lim, f->allocator,
-                                             HURRAY_E_LENGTH, 0, &f->kv, err),
-                       "kv", h->kv_offset, err);
-    hri_free(f->allocator, tmp, tmp_len); /* the map owns copies of what it holds */
-    if (st != HURRAY_OK || f->kv.count > 0) return st;
+    int st;
+    if (fn) {
+        st = hri_kv_decode_section_each(src, (size_t)h->kv_length, &f->lim, f->allocator,
+                                        HURRAY_E_LENGTH, 0, fn, ctx, &n, err);
+    } else {
+        st = hri_kv_decode_section(src, (size_t)h->kv_length, &f->lim, f->allocator,
+                                   HURRAY_E_LENGTH, 0, &f->kv, err);
+        n = f->kv.count;
+    }
+    st = in_region(st, "kv", h->kv_offset, err);
+    hri_free(f->allocator, tmp, tmp_len); /* the map (or fn) has what it keeps */
+    if (st != HURRAY_OK || n > 0) return st;
     return hri_fail_at(err, HURRAY_E_CONSTRAINT, h->kv_offset, "kv.entry_count",
                        "kv.entry_count: 0; an empty map is written as no KV section "
                        "(HR-FILE-4)");
+}
+
+static int parse_kv(struct hurray_file *f, struct hurray_error *err) {
+    return kv_section(f, NULL, NULL, err);
 }
 
 /* ==== items ===================================================================== */
@@ -1187,9 +1202,12 @@ static void give_bytes(const struct hurray_file *f, struct load_req *q, struct d
     q->item->owner_release = block_unref;
 }
 
-/* In memory: the items borrow from the image. */
+/* In memory: the items borrow from the image; an item with no bytes holds nothing of it
+ * (as in copy and mmap mode), so that the image goes with the file when only such items are
+ * kept (HR-FILE-8). */
 static int load_from_image(struct hurray_file *f, struct load_req *q, size_t n) {
     for (size_t k = 0; k < n; k++) {
+        if (q[k].r.hi == q[k].r.lo) continue;
         block_ref(f->image);
         give_bytes(f, &q[k], f->image,
                    (uint8_t *)(uintptr_t)(f->image_bytes + f->h.data_offset + q[k].r.lo));
@@ -1480,8 +1498,9 @@ static int file_new(const struct hurray_file_options *opt, struct hurray_file **
                     struct hurray_error *err) {
     const struct hurray_allocator *a = opt ? opt->allocator : NULL;
     int parts = opt ? opt->parts : HURRAY_FILE_PARTS_ALL;
-    HR_FAIL_IF(parts & ~(HURRAY_FILE_PARTS_INDEX | HURRAY_FILE_PARTS_KV), err, HURRAY_E_ARGUMENT,
-               "parts", "parts: %d is not a combination of HURRAY_FILE_PARTS_INDEX and _KV",
+    HR_FAIL_IF(parts & ~(HURRAY_FILE_PARTS_INDEX | HURRAY_FILE_PARTS_KV | HURRAY_FILE_PARTS_HEADER),
+               err, HURRAY_E_ARGUMENT, "parts",
+               "parts: %d is not a combination of HURRAY_FILE_PARTS_INDEX, _KV and _HEADER",
                parts);
     struct hurray_file *f = hri_alloc(a, sizeof *f);
     HR_FAIL_IF(!f, err, HURRAY_E_NOMEM, "file", "file: out of memory");
@@ -1497,13 +1516,18 @@ static int file_new(const struct hurray_file_options *opt, struct hurray_file **
     return HURRAY_OK;
 }
 
+/* Names the file in a failure's message, unless the message already does (system errors,
+ * truncation). */
+static int name_file(const struct hurray_file *f, int st, struct hurray_error *err) {
+    if (st != HURRAY_OK && err && err->code == st && st != HURRAY_E_IO && f->path &&
+        strncmp(err->message, "file \"", 6) != 0)
+        prefix_message(st, err, "file \"%.100s\": ", f->path);
+    return st;
+}
+
 static int open_finish(struct hurray_file *f, struct hurray_file **out, struct hurray_error *err) {
-    int st = validate_file(f, err);
+    int st = name_file(f, validate_file(f, err), err);
     if (st != HURRAY_OK) {
-        /* name the file, unless the message already does (system errors, truncation) */
-        if (err && err->code == st && st != HURRAY_E_IO && f->path &&
-            strncmp(err->message, "file \"", 6) != 0)
-            prefix_message(st, err, "file \"%.100s\": ", f->path);
         hurray_file_destroy(f);
         return st;
     }
@@ -1643,6 +1667,19 @@ int hurray_file_read_buffer(const struct hurray_file *f, size_t i, unsigned b, u
 }
 
 const struct hurray_kv *hurray_file_kv(const struct hurray_file *f) { return f ? &f->kv : NULL; }
+
+int hurray_file_kv_each(struct hurray_file *f, hurray_kv_entry_fn fn, void *ctx,
+                        struct hurray_error *err) {
+    HR_FAIL_IF(!f || !fn, err, HURRAY_E_ARGUMENT, "file", "file_kv_each: NULL argument");
+    if (f->parts & HURRAY_FILE_PARTS_KV) { /* decoded at open */
+        for (size_t i = 0; i < f->kv.count; i++) {
+            int st = fn(ctx, &f->kv.entries[i], i, f->kv.count);
+            if (st != HURRAY_OK) return st;
+        }
+        return HURRAY_OK;
+    }
+    return name_file(f, kv_section(f, fn, ctx, err), err);
+}
 
 /* ==== writing (HR-FILE-7) ============================================================ */
 

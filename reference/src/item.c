@@ -178,6 +178,24 @@ void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *
 
 /* ---- freeing ------------------------------------------------------------------ */
 
+/* The block hri_item_new makes: the item, its descriptor right behind it, and room for a
+ * one-buffer table (most tensors have one buffer: hri_item_alloc_buffer_table puts it here
+ * instead of allocating a block of 16 bytes). */
+struct item_block {
+    struct hurray_item item;
+    struct hurray_descriptor descriptor;
+    struct hurray_item_buffer buffer0;
+};
+
+static int descriptor_inline(const struct hurray_item *it) {
+    return (uintptr_t)it->descriptor == (uintptr_t)it + offsetof(struct item_block, descriptor);
+}
+
+static int buffers_inline(const struct hurray_item *it) {
+    return it->descriptor && descriptor_inline(it) &&
+           (uintptr_t)it->buffers == (uintptr_t)it + offsetof(struct item_block, buffer0);
+}
+
 static void free_buffers(struct hurray_item *it) {
     if (!it->buffers || !it->descriptor) return; /* no descriptor: table size unknown */
     unsigned n = it->descriptor->buffer_count;
@@ -188,7 +206,7 @@ static void free_buffers(struct hurray_item *it) {
         else if (it->owns_buffers == HURRAY_ITEM_OWNS_ALIGNED)
             hurray_item_buffer_free(it->allocator, b->data);
     }
-    hri_free(it->allocator, it->buffers, n * sizeof *it->buffers);
+    if (!buffers_inline(it)) hri_free(it->allocator, it->buffers, n * sizeof *it->buffers);
     it->buffers = NULL;
 }
 
@@ -202,15 +220,6 @@ static void free_members(struct hurray_item *it) {
     it->member_count = 0;
 }
 
-/* The block hri_item_new makes: the item, its descriptor right behind it. */
-struct item_block {
-    struct hurray_item item;
-    struct hurray_descriptor descriptor;
-};
-
-static int descriptor_inline(const struct hurray_item *it) {
-    return (uintptr_t)it->descriptor == (uintptr_t)it + offsetof(struct item_block, descriptor);
-}
 
 void hurray_item_destroy(struct hurray_item *item) {
     if (!item) return;
@@ -265,7 +274,10 @@ int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err
     unsigned n = it->descriptor->buffer_count;
     it->owns_buffers = HURRAY_ITEM_OWNS_ALIGNED;
     if (n == 0) return HURRAY_OK;
-    it->buffers = hri_alloc(it->allocator, n * sizeof *it->buffers);
+    if (n == 1 && descriptor_inline(it))
+        it->buffers = &((struct item_block *)(void *)it)->buffer0;
+    else
+        it->buffers = hri_alloc(it->allocator, n * sizeof *it->buffers);
     HR_FAIL_IF(!it->buffers, err, HURRAY_E_NOMEM, "buffers",
                "buffers: cannot allocate a table of %u buffers", n);
     memset(it->buffers, 0, n * sizeof *it->buffers);

@@ -435,6 +435,89 @@ int hri_kv_decode_section(const uint8_t *src, size_t len, const struct hurray_li
     return st;
 }
 
+/* ---- one entry at a time (kv.md § Decoding one entry at a time) ---------------------- */
+
+/* The second pass of hri_kv_decode_section_each, over a section the first pass has
+ * validated whole: for each entry, the walker counts what that entry alone needs (a copy of
+ * the cursor, nothing kept), carves it from one scratch block (grown when an entry needs
+ * more, never held for more than one entry's values) and fills it. */
+static int each_pass(const uint8_t *src, size_t len, const struct hurray_limits *lim,
+                     int short_code, uint64_t base, const struct hurray_allocator *allocator,
+                     hurray_kv_entry_fn fn, void *ctx, struct hurray_error *err) {
+    struct kv_dec d;
+    struct prev_key prev = {NULL, 0};
+    uint64_t count = 0;
+    uint8_t *block = NULL;
+    size_t cap = 0;
+    int st = HURRAY_OK;
+    dec_init(&d, src, len, lim, short_code, base);
+    HR_TRY(hri_read_u64(&d.c, &count, "entry_count", err));
+    for (uint64_t i = 0; st == HURRAY_OK && i < count; i++) {
+        struct kv_dec sizing = d;
+        struct prev_key p2 = prev;
+        struct hurray_kv_entry entry;
+        size_t need = 0;
+        sizing.values = NULL;
+        sizing.bytes = NULL;
+        sizing.n_values = sizing.n_bytes = 0;
+        d.entry = sizing.entry = (unsigned)i;
+        st = in_entry(read_entry(&sizing, &p2, NULL, err), d.entry, err);
+        if (st == HURRAY_OK) st = storage_size(0, sizing.n_values, sizing.n_bytes, &need, err);
+        if (st == HURRAY_OK && need > cap) {
+            hri_free(allocator, block, cap);
+            cap = 0;
+            block = hri_alloc(allocator, need);
+            if (!block) st = hri_fail(err, HURRAY_E_NOMEM, "kv", "kv: out of memory (%zu bytes)",
+                                      need);
+            else cap = need;
+        }
+        if (st != HURRAY_OK) break;
+        d.values = (struct hurray_kv_value *)(void *)block;
+        d.bytes = (uint8_t *)(d.values + sizing.n_values); /* a key needs >= 2 bytes */
+        d.values_used = d.bytes_used = 0;
+        memset(&entry, 0, sizeof entry);
+        st = in_entry(read_entry(&d, &prev, &entry, err), d.entry, err);
+        if (st == HURRAY_OK) st = fn(ctx, &entry, (size_t)i, (size_t)count);
+    }
+    hri_free(allocator, block, cap);
+    return st;
+}
+
+int hri_kv_decode_section_each(const uint8_t *src, size_t len,
+                               const struct hurray_limits *limits,
+                               const struct hurray_allocator *allocator, int short_code,
+                               uint64_t base, hurray_kv_entry_fn fn, void *ctx, size_t *count,
+                               struct hurray_error *err) {
+    struct hurray_limits lim;
+    struct kv_dec d;
+    uint64_t n = 0;
+    size_t total = 0;
+    HR_FAIL_IF(!fn || (!src && len), err, HURRAY_E_ARGUMENT, "kv",
+               "kv_decode_each: NULL argument");
+    if (count) *count = 0;
+    if (limits) lim = *limits; else hurray_limits_default(&lim);
+    hurray_limits_clamp(&lim);
+    /* Step 1, then steps 2-4 over the whole section before any entry is handed over */
+    if ((uint64_t)len > lim.max_kv_bytes)
+        return hri_fail_at(err, HURRAY_E_LIMIT, base, "section",
+                           "section: %zu bytes exceed max_kv_bytes %llu (HR-KV-5)", len,
+                           (unsigned long long)lim.max_kv_bytes);
+    dec_init(&d, src, len, &lim, short_code, base);
+    HR_TRY(walk_section(&d, &n, NULL, err));
+    /* the whole map's size must be representable, as hurray_kv_decode requires */
+    HR_TRY(storage_size(n, d.n_values, d.n_bytes, &total, err));
+    if (count) *count = (size_t)n;
+    if (n == 0) return HURRAY_OK;
+    return each_pass(src, len, &lim, short_code, base, allocator, fn, ctx, err);
+}
+
+int hurray_kv_decode_each(const uint8_t *src, size_t len, const struct hurray_decode_options *opt,
+                          hurray_kv_entry_fn fn, void *ctx, struct hurray_error *err) {
+    return hri_kv_decode_section_each(src, len, opt ? opt->limits : NULL,
+                                      opt ? opt->allocator : NULL, HURRAY_E_TRUNCATED, 0, fn, ctx,
+                                      NULL, err);
+}
+
 int hurray_kv_decode(const uint8_t *src, size_t len, const struct hurray_decode_options *opt,
                      struct hurray_kv *out, struct hurray_error *err) {
     return hri_kv_decode_section(src, len, opt ? opt->limits : NULL, opt ? opt->allocator : NULL,

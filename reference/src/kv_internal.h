@@ -23,4 +23,12 @@ int hri_kv_decode_section(const uint8_t *src, size_t len, const struct hurray_li
                           const struct hurray_allocator *allocator, int short_code,
                           uint64_t base, struct hurray_kv *out, struct hurray_error *err);
 
+/* hurray_kv_decode_each with the same short status and `base`; *count (may be NULL)
+ * receives the section's entry_count once the first pass has validated it (0 before). */
+int hri_kv_decode_section_each(const uint8_t *src, size_t len,
+                               const struct hurray_limits *limits,
+                               const struct hurray_allocator *allocator, int short_code,
+                               uint64_t base, hurray_kv_entry_fn fn, void *ctx, size_t *count,
+                               struct hurray_error *err);
+
 #endif

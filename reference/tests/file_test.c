@@ -1715,9 +1715,113 @@ static void test_HR_FILE_9_parts(void **state) {
     hurray_file_destroy(f);
     opt.parts = HURRAY_FILE_PARTS_INDEX | HURRAY_FILE_PARTS_KV;
     assert_true(hurray_file_create_memory(b, s.len, &opt, &f, &err) != HURRAY_OK);
-    opt.parts = 4;
+    opt.parts = 8;
     assert_status(hurray_file_create_memory(s.bytes, s.len, &opt, &f, &err), HURRAY_E_ARGUMENT);
     free(b);
+    std_free(&s);
+}
+
+/* hurray_file_kv_each's callback: counts, and compares with a map when given one. */
+struct kv_seen {
+    const struct hurray_kv *map;
+    size_t calls;
+};
+
+static int kv_seen_entry(void *ctx, const struct hurray_kv_entry *e, size_t index, size_t count) {
+    struct kv_seen *k = ctx;
+    assert_int_equal(index, k->calls);
+    k->calls++;
+    if (k->map) {
+        assert_int_equal(count, k->map->count);
+        assert_true(hurray_kv_entries_equal(e, 1, &k->map->entries[index], 1));
+    }
+    return HURRAY_OK;
+}
+
+/* Opens `bytes` (from memory, or from `path` when given) with the KV part and with the
+ * header part only; kv_each on the second must give what the first gave: its status and
+ * error record, or its map entry by entry. Returns the status. */
+static int kv_each_as_open(const uint8_t *bytes, size_t len, const char *path) {
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_COPY,
+                                      HURRAY_FILE_PARTS_KV};
+    struct hurray_file *whole = NULL, *f = NULL;
+    struct hurray_error e1, e2;
+    if (path) {
+        FILE *fp = fopen(path, "wb");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(bytes, 1, len, fp), len);
+        fclose(fp);
+    }
+    int st = path ? hurray_file_create_path(path, &opt, &whole, &e1)
+                  : hurray_file_create_memory(bytes, len, &opt, &whole, &e1);
+    opt.parts = HURRAY_FILE_PARTS_HEADER;
+    assert_status(path ? hurray_file_create_path(path, &opt, &f, &e2)
+                       : hurray_file_create_memory(bytes, len, &opt, &f, &e2),
+                  HURRAY_OK);
+    assert_int_equal(hurray_file_entry_count(f), 0);
+    assert_int_equal(hurray_file_kv(f)->count, 0); /* nothing decoded at open */
+    struct kv_seen seen = {st == HURRAY_OK ? hurray_file_kv(whole) : NULL, 0};
+    test_error_poison(&e2);
+    assert_status(hurray_file_kv_each(f, kv_seen_entry, &seen, &e2), st);
+    if (st == HURRAY_OK) {
+        assert_int_equal(seen.calls, hurray_file_kv(whole)->count);
+        /* a file that decoded its map at open hands over the same entries */
+        struct kv_seen again = {hurray_file_kv(whole), 0};
+        assert_status(hurray_file_kv_each(whole, kv_seen_entry, &again, &e2), HURRAY_OK);
+        assert_int_equal(again.calls, seen.calls);
+    } else {
+        assert_int_equal(seen.calls, 0); /* nothing partial */
+        assert_int_equal(e2.code, e1.code);
+        assert_int_equal(e2.has_offset, e1.has_offset);
+        if (e1.has_offset) assert_int_equal(e2.offset, e1.offset);
+        assert_string_equal(e2.field, e1.field);
+        assert_string_equal(e2.message, e1.message);
+    }
+    hurray_file_destroy(whole);
+    hurray_file_destroy(f);
+    assert_alloc_clean(&ta);
+    return st;
+}
+
+/* HR-FILE-9, HR-KV-12: the KV section read entry by entry after an open of the header
+ * alone: the same entries, or the same refusal (status, field, offset and the message
+ * naming the file), as an open that decodes the map; nothing is handed over from an
+ * invalid section; a file without KV calls back never. */
+static void test_HR_FILE_9_kv_each_as_open(void **state) {
+    (void)state;
+    struct std_file s;
+    std_make(&s);
+    char path[128];
+    tmp_path(path, sizeof path, "bad.hry");
+    assert_status(kv_each_as_open(s.bytes, s.len, NULL), HURRAY_OK);
+    assert_status(kv_each_as_open(s.bytes, s.len, path), HURRAY_OK);
+    size_t kvo = (size_t)get_u64(s.bytes + 32);
+    uint8_t *b = dup_bytes(s.bytes, s.len);
+    b[kvo + 12] = 0x7F; /* the first KV value's type: reserved */
+    assert_status(kv_each_as_open(b, s.len, NULL), HURRAY_E_UNSUPPORTED);
+    assert_status(kv_each_as_open(b, s.len, path), HURRAY_E_UNSUPPORTED);
+    memcpy(b, s.bytes, s.len);
+    b[kvo] = 1; /* entry_count 1 of 2: the second entry is bytes left over */
+    assert_status(kv_each_as_open(b, s.len, path), HURRAY_E_LENGTH);
+    memcpy(b, s.bytes, s.len);
+    b[kvo + 8 + 8 + 3] = 'A'; /* the first key's padding */
+    assert_status(kv_each_as_open(b, s.len, path), HURRAY_E_RESERVED_NONZERO);
+    free(b);
+    /* no KV section at all */
+    struct hurray_file_contents c = {s.entries, 3, NULL, 0};
+    struct hurray_error err;
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    struct hurray_file_options opt = {NULL, NULL, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_HEADER};
+    struct hurray_file *f = NULL;
+    assert_status(hurray_file_create_path(path, &opt, &f, &err), HURRAY_OK);
+    struct kv_seen seen = {NULL, 0};
+    assert_status(hurray_file_kv_each(f, kv_seen_entry, &seen, &err), HURRAY_OK);
+    assert_int_equal(seen.calls, 0);
+    assert_status(hurray_file_kv_each(f, NULL, &seen, &err), HURRAY_E_ARGUMENT);
+    hurray_file_destroy(f);
+    unlink(path);
     std_free(&s);
 }
 
@@ -1922,6 +2026,48 @@ static void test_HR_FILE_10_special_files(void **state) {
 /* Items loaded together: copy mode gives each its own bytes; mmap mode shares
  * one mapping among items within 1 MiB and maps far ones apart; a name asked
  * twice gets two items; out of range is ARGUMENT with every out[k] NULL. */
+/* HR-FILE-8: from an image in memory, an item with no bytes holds nothing of the image (as
+ * in copy and mmap mode): once the file is gone only the items remain, while an item with
+ * bytes keeps the image. */
+static void test_HR_FILE_8_empty_items_hold_no_image(void **state) {
+    (void)state;
+    struct hurray_descriptor *de = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                            (uint64_t[]){0});
+    struct hurray_descriptor *dx = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+                                            (uint64_t[]){4096});
+    test_fill_buffers(de, 0);
+    test_fill_buffers(dx, 0);
+    struct hurray_item *ie = tensor_item(de, 1), *ix = tensor_item(dx, 2);
+    struct hurray_file_entry e[2] = {{"empty", ie}, {"x", ix}};
+    size_t len = 0;
+    uint8_t *bytes = encode_ok(e, 2, NULL, 0, &len);
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_file_options opt = {NULL, test_alloc_get(&ta), HURRAY_FILE_COPY,
+                                      HURRAY_FILE_PARTS_INDEX};
+    struct hurray_file *f = NULL;
+    struct hurray_error err;
+    struct hurray_item *empty = NULL, *x = NULL;
+    assert_status(hurray_file_create_memory(bytes, len, &opt, &f, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(f, 0, &empty, &err), HURRAY_OK);
+    assert_null(empty->owner);
+    assert_int_equal(empty->buffers[0].size, 0);
+    hurray_file_destroy(f);
+    assert_true(ta.live_bytes < len); /* the image went with the file */
+    assert_status(hurray_file_create_memory(bytes, len, &opt, &f, &err), HURRAY_OK);
+    assert_status(hurray_file_load_item(f, 1, &x, &err), HURRAY_OK);
+    assert_non_null(x->owner);
+    hurray_file_destroy(f);
+    assert_true(ta.live_bytes >= len); /* x borrows from the image */
+    assert_memory_equal(x->buffers[0].data, ix->buffers[0].data, 4096);
+    hurray_item_destroy(x);
+    hurray_item_destroy(empty);
+    assert_alloc_clean(&ta);
+    free(bytes);
+    hurray_item_destroy(ie);
+    hurray_item_destroy(ix);
+}
+
 static void test_HR_FILE_8_load_items(void **state) {
     (void)state;
     char path[128];
@@ -2609,11 +2755,13 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_9_one_tensor_of_a_1GiB_file),
         cmocka_unit_test(test_HR_FILE_9_bad_index_of_a_2GiB_file),
         cmocka_unit_test(test_HR_FILE_9_parts),
+        cmocka_unit_test(test_HR_FILE_9_kv_each_as_open),
         cmocka_unit_test(test_HR_FILE_9_gaps_checked_at_open_in_order),
         cmocka_unit_test(test_HR_FILE_12_truncated_after_open),
         cmocka_unit_test(test_HR_FILE_12_truncated_while_opened),
         cmocka_unit_test(test_HR_FILE_10_special_files),
         cmocka_unit_test(test_HR_FILE_8_load_items),
+        cmocka_unit_test(test_HR_FILE_8_empty_items_hold_no_image),
         cmocka_unit_test(test_HR_FILE_11_mapped_items_are_copy_on_write),
         cmocka_unit_test(test_HR_FILE_13_reader_memory),
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),

@@ -92,12 +92,67 @@ static size_t encode_ok(const struct hurray_kv_entry *e, size_t n, uint8_t *buf)
 
 /* Decodes a copy of exactly len bytes in its own allocation, so a read past
  * the end is caught by ASan/valgrind. */
+/* ---- hurray_kv_decode_each against hurray_kv_decode (HR-KV-12) ---------------- */
+
+/* What the callback saw: each entry compared with the map's entry of the same index. */
+struct each_seen {
+    const struct hurray_kv *map; /* NULL: compare nothing */
+    size_t calls;
+    size_t stop_at; /* SIZE_MAX: never stop */
+};
+
+static int each_check(void *ctx, const struct hurray_kv_entry *e, size_t index, size_t count) {
+    struct each_seen *s = ctx;
+    assert_int_equal(index, s->calls);
+    s->calls++;
+    if (s->map) {
+        assert_int_equal(count, s->map->count);
+        assert_true(index < s->map->count);
+        assert_true(hurray_kv_entries_equal(e, 1, &s->map->entries[index], 1));
+        assert_int_equal(e->key[e->key_len], 0); /* keys NUL-terminated, as in a map */
+    }
+    return index == s->stop_at ? HURRAY_E_ARGUMENT : HURRAY_OK;
+}
+
+/* HR-KV-12: decode_each of the same bytes gives decode's status, error record (field,
+ * offset, message) and, on success, its entries one at a time, in order; on failure it
+ * hands nothing over. */
+static void check_each_matches(const uint8_t *src, size_t len, const struct hurray_limits *lim,
+                               int st, const struct hurray_kv *map,
+                               const struct hurray_error *err) {
+    uint8_t *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    if (len) memcpy(copy, src, len);
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_decode_options opt = {lim, test_alloc_get(&ta)};
+    struct each_seen seen = {st == HURRAY_OK ? map : NULL, 0, SIZE_MAX};
+    struct hurray_error e2;
+    test_error_poison(&e2);
+    int st2 = hurray_kv_decode_each(copy, len, &opt, each_check, &seen, &e2);
+    free(copy);
+    assert_alloc_clean(&ta);
+    assert_int_equal(st2, st);
+    if (st != HURRAY_OK) {
+        assert_int_equal(seen.calls, 0);
+        assert_int_equal(e2.code, err->code);
+        assert_int_equal(e2.has_offset, err->has_offset);
+        if (err->has_offset) assert_int_equal(e2.offset, err->offset);
+        assert_string_equal(e2.field, err->field);
+        assert_string_equal(e2.message, err->message);
+    } else {
+        assert_int_equal(seen.calls, map->count);
+    }
+}
+
 static int decode_exact(const uint8_t *src, size_t len, const struct hurray_limits *lim,
                         struct hurray_kv *kv, struct hurray_error *err) {
     uint8_t *copy = malloc(len ? len : 1);
     assert_non_null(copy);
     if (len) memcpy(copy, src, len);
     struct hurray_decode_options opt = {lim, NULL};
+    struct hurray_error own;
+    if (!err) err = &own;
     hurray_kv_init(kv);
     int st = hurray_kv_decode(copy, len, &opt, kv, err);
     free(copy);
@@ -105,6 +160,8 @@ static int decode_exact(const uint8_t *src, size_t len, const struct hurray_limi
         assert_int_equal(kv->count, 0);
         assert_null(kv->storage);
     }
+    /* every input a test decodes is also decoded entry by entry, with the same outcome */
+    check_each_matches(src, len, lim, st, kv, err);
     return st;
 }
 
@@ -557,6 +614,88 @@ static void test_HR_KV_9_nomem_without_leaks(void **state) {
     assert_true(test_alloc_sweep(sweep_encode, NULL) >= 1);
 }
 
+/* HR-KV-12: a status other than OK from the callback stops the walk and is returned; the
+ * scratch block is freed; NULL arguments are ARGUMENT. */
+static void test_HR_KV_12_each_callback_stops_the_walk(void **state) {
+    (void)state;
+    struct hurray_kv kv;
+    struct hurray_error err;
+    assert_status(decode_exact(WORKED, sizeof WORKED, NULL, &kv, &err), HURRAY_OK);
+    assert_true(kv.count >= 2);
+    struct test_alloc ta;
+    test_alloc_init(&ta, 0);
+    struct hurray_decode_options opt = {NULL, test_alloc_get(&ta)};
+    struct each_seen seen = {&kv, 0, 0};
+    assert_status(hurray_kv_decode_each(WORKED, sizeof WORKED, &opt, each_check, &seen, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_int_equal(seen.calls, 1);
+    assert_alloc_clean(&ta);
+    assert_status(hurray_kv_decode_each(WORKED, sizeof WORKED, NULL, NULL, NULL, &err),
+                  HURRAY_E_ARGUMENT);
+    assert_status(hurray_kv_decode_each(NULL, 8, NULL, each_check, &seen, &err),
+                  HURRAY_E_ARGUMENT);
+    hurray_kv_reset(&kv);
+}
+
+/* HR-KV-12: what decode_each holds is one entry's values, never the map's: 4,096 entries
+ * of a 64-element list each (a 4.3 MB map) are handed over with at most one entry's block
+ * live, while hurray_kv_decode's one block holds them all. */
+static void test_HR_KV_12_each_holds_one_entry(void **state) {
+    (void)state;
+    enum { N = 4096, ELEMS = 64 };
+    struct hurray_kv_value elems[ELEMS];
+    for (unsigned k = 0; k < ELEMS; k++) elems[k] = v_i64((int64_t)k);
+    struct hurray_kv_entry *e = calloc(N, sizeof *e);
+    char (*keys)[16] = calloc(N, sizeof *keys);
+    assert_non_null(e);
+    assert_non_null(keys);
+    for (unsigned i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%07u", i);
+        e[i] = entry(keys[i], v_list(elems, ELEMS));
+    }
+    uint64_t len = 0;
+    struct hurray_error err;
+    assert_status(hurray_kv_encoded_len(e, N, NULL, &len, &err), HURRAY_OK);
+    uint8_t *buf = malloc((size_t)len);
+    size_t n = 0;
+    assert_non_null(buf);
+    assert_status(hurray_kv_encode(e, N, NULL, buf, (size_t)len, &n, &err), HURRAY_OK);
+    struct hurray_limits lim;
+    hurray_limits_default(&lim);
+    struct test_alloc whole, each;
+    test_alloc_init(&whole, 0);
+    test_alloc_init(&each, 0);
+    struct hurray_decode_options opt = {&lim, test_alloc_get(&whole)};
+    struct hurray_kv kv;
+    hurray_kv_init(&kv);
+    assert_status(hurray_kv_decode(buf, n, &opt, &kv, &err), HURRAY_OK);
+    opt.allocator = test_alloc_get(&each);
+    struct each_seen seen = {&kv, 0, SIZE_MAX};
+    assert_status(hurray_kv_decode_each(buf, n, &opt, each_check, &seen, &err), HURRAY_OK);
+    assert_int_equal(seen.calls, N);
+    size_t one = ELEMS * sizeof(struct hurray_kv_value) + 16; /* the elements, key and NUL */
+    assert_true(whole.peak_bytes >= (size_t)N * one);
+    assert_true(each.peak_bytes <= one);
+    assert_true(each.calls <= 2); /* one scratch block, reused */
+    assert_alloc_clean(&each);
+    hurray_kv_reset(&kv);
+    free(buf);
+    free(keys);
+    free(e);
+}
+
+static int sweep_decode_each(const struct hurray_allocator *a, void *state) {
+    (void)state;
+    struct hurray_decode_options opt = {NULL, a};
+    struct each_seen seen = {NULL, 0, SIZE_MAX};
+    return hurray_kv_decode_each(WORKED, sizeof WORKED, &opt, each_check, &seen, NULL);
+}
+
+static void test_HR_KV_12_each_nomem_without_leaks(void **state) {
+    (void)state;
+    assert_true(test_alloc_sweep(sweep_decode_each, NULL) >= 1);
+}
+
 static void test_kv_find_and_arguments(void **state) {
     (void)state;
     struct hurray_kv kv;
@@ -634,6 +773,9 @@ int main(void) {
         cmocka_unit_test(test_HR_KV_10_encoder_refusals),
         cmocka_unit_test(test_HR_KV_9_mutations_are_canonical_or_refused),
         cmocka_unit_test(test_HR_KV_9_nomem_without_leaks),
+        cmocka_unit_test(test_HR_KV_12_each_callback_stops_the_walk),
+        cmocka_unit_test(test_HR_KV_12_each_holds_one_entry),
+        cmocka_unit_test(test_HR_KV_12_each_nomem_without_leaks),
         cmocka_unit_test(test_kv_find_and_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,11 +139,15 @@ enum hurray_file_mode {
 };
 
 /* The parts of a file a reader reads and validates (file-container.md
- * HR-FILE-9). 0 means both. */
+ * HR-FILE-9). 0 means INDEX | KV; HEADER alone reads neither (hurray_file_kv_each
+ * reads the KV section afterwards, entry by entry). */
 enum hurray_file_parts {
     HURRAY_FILE_PARTS_ALL = 0,
     HURRAY_FILE_PARTS_INDEX = 1, /* entries: what loading needs */
-    HURRAY_FILE_PARTS_KV = 2     /* the KV section only: the index is not read */
+    HURRAY_FILE_PARTS_KV = 2,    /* the KV section only: the index is not read */
+    /* the header and the padding before the data only: neither the index nor the KV
+     * section is read at open (hurray_file_kv_each reads the KV section later) */
+    HURRAY_FILE_PARTS_HEADER = 4
 };
 
 struct hurray_file_options {
@@ -251,6 +255,17 @@ HURRAY_API HURRAY_NODISCARD int hurray_file_read_buffer(const struct hurray_file
 /* The KV section (empty when the file has none, or when it was not read:
  * opt->parts without HURRAY_FILE_PARTS_KV). Valid until close. */
 HURRAY_API const struct hurray_kv *hurray_file_kv(const struct hurray_file *file);
+/* The KV section's entries handed to `fn` one at a time, in key order (kv.h,
+ * hurray_kv_entry_fn): from the map decoded at open when the file was opened with
+ * HURRAY_FILE_PARTS_KV; otherwise the section is read now and decoded entry by entry
+ * (hurray_kv_decode_each), so that the whole map is never held (file-container.md
+ * HR-FILE-9). The section is validated whole, with the statuses, fields, offsets and
+ * messages an open with HURRAY_FILE_PARTS_KV gives, before any entry is handed over; a file
+ * without a KV section calls `fn` never. A status other than HURRAY_OK from `fn` stops the
+ * walk and is returned (its record's field prefixed "kv/"). */
+HURRAY_API HURRAY_NODISCARD int hurray_file_kv_each(struct hurray_file *file,
+                                                    hurray_kv_entry_fn fn, void *ctx,
+                                                    struct hurray_error *err);
 
 HURRAY_EXTERN_C_END
 

@@ -28,7 +28,8 @@ struct hurray_item_buffer {
 struct hurray_item {
     /* heap-allocated (see hurray_item_destroy); never NULL in a valid item. Each
      * node of a tree costs its item, its compact descriptor and that
-     * descriptor's storage block: no fixed-size records. */
+     * descriptor's storage block: no fixed-size records. A reader's node holds
+     * the item, the descriptor and a one-buffer table in one block. */
     struct hurray_descriptor *descriptor;
     /* tensor: descriptor->buffer_count entries; composite: NULL */
     struct hurray_item_buffer *buffers;

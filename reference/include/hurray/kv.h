@@ -102,6 +102,22 @@ HURRAY_API HURRAY_NODISCARD int hurray_kv_encode(const struct hurray_kv_entry *e
 HURRAY_API HURRAY_NODISCARD int hurray_kv_decode(const uint8_t *src, size_t len,
                                                  const struct hurray_decode_options *opt,
                                                  struct hurray_kv *out, struct hurray_error *err);
+/* Called by hurray_kv_decode_each once per entry, in section (key) order: `entry`
+ * and everything it points to are valid during the call only. `index` counts from 0;
+ * `count` is the section's entry_count. Return HURRAY_OK to go on; any other status
+ * stops the walk and is what hurray_kv_decode_each returns (err as the callback left it). */
+typedef int (*hurray_kv_entry_fn)(void *ctx, const struct hurray_kv_entry *entry, size_t index,
+                                  size_t count);
+/* hurray_kv_decode, handing the entries over one at a time instead of building the map
+ * (kv.md § Decoding one entry at a time): the whole section is validated first, exactly
+ * as hurray_kv_decode validates it (same statuses, fields, offsets and messages), and
+ * nothing is handed over unless it is valid; then each entry is decoded into a scratch
+ * block sized for that entry alone (opt->allocator) and passed to `fn`. The memory it
+ * holds is one entry's, never the map's. */
+HURRAY_API HURRAY_NODISCARD int hurray_kv_decode_each(const uint8_t *src, size_t len,
+                                                      const struct hurray_decode_options *opt,
+                                                      hurray_kv_entry_fn fn, void *ctx,
+                                                      struct hurray_error *err);
 /* Index of `key` in a decoded (sorted) map, or -1. */
 HURRAY_API ptrdiff_t hurray_kv_find(const struct hurray_kv *kv, const char *key, size_t key_len);
 /* 1 when equal in the sense of HR-KV-11 (floats by bits), else 0. */

@@ -496,8 +496,7 @@ static PyObject *item_object(hrpy_state *st, struct hurray_item *item) {
     return obj;
 }
 
-/* Entries loaded per call into libhurray: the C item trees of one batch exist at once,
- * then become objects and are freed, so they never add up over a large file. */
+/* Entries loaded per call into libhurray (one GIL release, one progress batch). */
 #define LOAD_BATCH 1024u
 
 /* load's progress (file-container.md HR-FILE-17): the reader's hook, called between reads
@@ -536,42 +535,38 @@ static int load_progress_hook(void *ctx, uint64_t done, uint64_t total) {
     return stop;
 }
 
-/* Loads entries[0..n) (GIL released while reading) into result[keys[k]]; `prog` (NULL:
- * none) reports a copy-mode load's progress through the reader's hook. */
-static int load_into(hrpy_state *st, struct hurray_file *f, PyObject *path,
-                     const size_t *entries, PyObject *const *keys, size_t n, PyObject *result,
-                     struct load_progress *prog) {
-    struct hurray_item *items[LOAD_BATCH];
+/* Loads entries[0..n) into items[0..n) (GIL released while reading, a batch at a time);
+ * `prog` (NULL: none) reports a copy-mode load's progress through the reader's hook. On
+ * failure every item loaded is destroyed (items[] all NULL). */
+static int load_items(hrpy_state *st, struct hurray_file *f, PyObject *path,
+                      const size_t *entries, struct hurray_item **items, size_t n,
+                      struct load_progress *prog) {
     struct hurray_error err;
     if (prog != NULL) hurray_file_set_progress(f, load_progress_hook, prog);
     for (size_t at = 0; at < n; at += LOAD_BATCH) {
         size_t m = n - at < LOAD_BATCH ? n - at : LOAD_BATCH;
-        int status, rc = 0;
+        int status;
         hurray_error_clear(&err);
         if (prog != NULL) prog->batch = 0;
         Py_BEGIN_ALLOW_THREADS
-        status = hurray_file_load_items(f, entries + at, m, items, &err);
+        status = hurray_file_load_items(f, entries + at, m, items + at, &err);
         Py_END_ALLOW_THREADS
         if (prog != NULL) prog->base += prog->batch;
         if (status != HURRAY_OK) {
             /* an exception from the hook (KeyboardInterrupt, the callback's) is the error;
              * the reader released every byte of the failed batch */
             if (!PyErr_Occurred()) raise_file(st, status, &err, path);
+            for (size_t k = 0; k < at; k++) {
+                hurray_item_destroy(items[k]);
+                items[k] = NULL;
+            }
             return -1;
         }
-        for (size_t k = 0; k < m; k++) {
-            PyObject *obj = NULL;
-            if (rc == 0) obj = item_object(st, items[k]); /* frees the item */
-            else hurray_item_destroy(items[k]);
-            if (rc == 0 && (obj == NULL || PyDict_SetItem(result, keys[at + k], obj) < 0)) rc = -1;
-            Py_XDECREF(obj);
-        }
-        if (rc < 0) return -1;
     }
     return 0;
 }
 
-static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
+static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *path,
                             PyObject *const *args, Py_ssize_t nargs, PyObject *progress,
                             int mmap);
 
@@ -613,7 +608,7 @@ static PyObject *io_load(PyObject *module, PyObject *const *args, Py_ssize_t nar
     f = open_file(st, path, mmap ? HURRAY_FILE_MMAP : HURRAY_FILE_COPY, HURRAY_FILE_PARTS_INDEX,
                   &limits);
     if (f == NULL) goto done;
-    result = load_named(st, f, path, args, nargs, progress, mmap);
+    result = load_named(st, &f, path, args, nargs, progress, mmap);
 done:
     hurray_file_destroy(f); /* loaded items keep their own bytes */
     Py_XDECREF(progress);
@@ -623,24 +618,37 @@ done:
 
 /* The entries of an open file as load returns them: args[1..nargs) names or every
  * top-level entry. progress (NULL: none): the caller's callable(done, total), called
- * between the reads of a copy-mode load, once (done = total) after an mmap load. */
-static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *path,
+ * between the reads of a copy-mode load, once (done = total) after an mmap load.
+ *
+ * In three steps, so that the open file's index and the result's objects are never held at
+ * once (file-container.md HR-FILE-13: what a load holds follows the file): the result's keys
+ * (a load of every top-level entry makes its dict now, each name mapped to None; named
+ * entries keep their keys in an array: a name may be given twice), then every item's C tree
+ * (its record and its own bytes), then *fp is destroyed (the index bytes, entry records and
+ * names it held) and the trees become the values. */
+static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *path,
                             PyObject *const *args, Py_ssize_t nargs, PyObject *progress,
                             int mmap) {
-    PyObject *result = NULL, **keys = NULL;
+    struct hurray_file *f = *fp;
+    PyObject *result = NULL, *made = NULL, **keys = NULL;
+    struct hurray_item **items = NULL;
     size_t *entries = NULL, n = 0;
+    int named = nargs > 1;
     /* what to load: exactly the names given (members by explicit name too, requirements
      * § Composites / I/O), else the top-level entries (a composite under its head's name,
      * not its members) */
-    n = nargs > 1 ? (size_t)(nargs - 1) : hurray_file_top_level_count(f);
+    n = named ? (size_t)(nargs - 1) : hurray_file_top_level_count(f);
     entries = PyMem_Calloc(n ? n : 1, sizeof *entries);
-    keys = PyMem_Calloc(n ? n : 1, sizeof *keys);
-    if (entries == NULL || keys == NULL) {
+    keys = named ? PyMem_Calloc(n, sizeof *keys) : NULL;
+    items = PyMem_Calloc(n ? n : 1, sizeof *items);
+    made = PyDict_New();
+    if (made == NULL) goto done;
+    if (entries == NULL || (named && keys == NULL) || items == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     for (size_t k = 0; k < n; k++) {
-        if (nargs > 1) {
+        if (named) {
             Py_ssize_t len;
             const char *name = PyUnicode_AsUTF8AndSize(args[k + 1], &len);
             if (name == NULL) goto done;
@@ -652,9 +660,11 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *pat
         } else {
             entries[k] = hurray_file_top_level_entry(f, k);
             const char *name = hurray_file_entry_name(f, entries[k]);
-            keys[k] = name ? PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "strict")
-                           : NULL;
-            if (keys[k] == NULL) goto done;
+            PyObject *key = name ? PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "strict")
+                                 : NULL;
+            int rc = key == NULL ? -1 : PyDict_SetItem(made, key, Py_None);
+            Py_XDECREF(key);
+            if (rc < 0) goto done;
         }
     }
     /* Ctrl-C stops a copy-mode load from a path between reads, progress or not */
@@ -670,19 +680,41 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file *f, PyObject *pat
         }
         prog.total = prog.total > UINT64_MAX - span ? UINT64_MAX : prog.total + span;
     }
-    result = PyDict_New();
-    if (result != NULL &&
-        load_into(st, f, path, entries, keys, n, result, path != NULL && !mmap ? &prog : NULL) < 0)
-        Py_CLEAR(result);
-    if (result != NULL && progress != NULL && mmap) {
+    if (load_items(st, f, path, entries, items, n, path != NULL && !mmap ? &prog : NULL) < 0)
+        goto done;
+    /* every item holds its own bytes and records: the file is no longer needed */
+    PyMem_Free(entries);
+    entries = NULL;
+    hurray_file_destroy(f);
+    *fp = NULL;
+    Py_ssize_t pos = 0;
+    PyObject *key = NULL, *value = NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (!named && !PyDict_Next(made, &pos, &key, &value)) { /* n keys, in file order */
+            PyErr_SetString(PyExc_SystemError, "load: fewer names than entries");
+            goto done;
+        }
+        PyObject *obj = item_object(st, items[k]); /* takes the item, also on failure */
+        items[k] = NULL;
+        /* replacing a value of an existing key: the dict does not change size */
+        int rc = obj == NULL ? -1 : PyDict_SetItem(made, named ? keys[k] : key, obj);
+        Py_XDECREF(obj);
+        if (rc < 0) goto done;
+    }
+    if (progress != NULL && mmap) {
         /* nothing was read: one report, done = total */
         PyObject *r = PyObject_CallFunction(progress, "KK", (unsigned long long)prog.total,
                                             (unsigned long long)prog.total);
-        if (r == NULL) Py_CLEAR(result);
-        Py_XDECREF(r);
+        if (r == NULL) goto done;
+        Py_DECREF(r);
     }
+    result = made;
+    made = NULL;
 done:
+    Py_XDECREF(made); /* nothing partial */
     for (size_t k = 0; keys != NULL && k < n; k++) Py_XDECREF(keys[k]);
+    for (size_t k = 0; items != NULL && k < n; k++) hurray_item_destroy(items[k]);
+    PyMem_Free(items);
     PyMem_Free(keys);
     PyMem_Free(entries);
     return result;
@@ -727,7 +759,7 @@ static PyObject *io_load_bytes(PyObject *module, PyObject *const *args, Py_ssize
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (status != HURRAY_OK) return raise_file(st, status, &err, NULL);
-    PyObject *result = load_named(st, f, NULL, args, nargs, NULL, 0);
+    PyObject *result = load_named(st, &f, NULL, args, nargs, NULL, 0);
     hurray_file_destroy(f);
     return result;
 }
@@ -745,12 +777,15 @@ static PyObject *io_load_kv(PyObject *module, PyObject *const *args, Py_ssize_t 
     if (hrpy_limits_from_args(a + 1, load_limit_names, N_LOAD_LIMITS, &limits) < 0) return NULL;
     PyObject *path = path_arg(a[0], "load_kv");
     if (path == NULL) return NULL;
-    /* the header and the KV section only: the index and the data are not read */
-    struct hurray_file *f = open_file(st, path, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_KV, &limits);
-    Py_DECREF(path);
-    if (f == NULL) return NULL;
-    PyObject *result = hrpy_kv_to_dict(st, hurray_file_kv(f));
+    /* the header and the KV section only: the index and the data are not read; */
+    struct hurray_file *f = open_file(st, path, HURRAY_FILE_COPY, HURRAY_FILE_PARTS_HEADER,
+                                      &limits);
+    PyObject *result = NULL;
+    /* then the KV section, converted entry by entry as it is decoded: the C map is never held
+     * alongside the dict (kv.md § Decoding one entry at a time) */
+    if (f != NULL) result = hrpy_kv_each(st, f, path);
     hurray_file_destroy(f);
+    Py_DECREF(path);
     return result;
 }
 
@@ -769,16 +804,18 @@ static PyObject *io_kv_decode(PyObject *module, PyObject *const *args, Py_ssize_
     Py_buffer view;
     if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     struct hurray_decode_options opt = {&limits, &hrpy_raw_allocator};
-    struct hurray_kv kv;
+    struct hrpy_kv_each c = {st, NULL, NULL};
     struct hurray_error err;
     hurray_error_clear(&err);
-    hurray_kv_init(&kv);
-    int status = hurray_kv_decode((const uint8_t *)view.buf, (size_t)view.len, &opt, &kv, &err);
+    /* entry by entry, as load_kv converts a file's section */
+    int status = hurray_kv_decode_each((const uint8_t *)view.buf, (size_t)view.len, &opt,
+                                       hrpy_kv_each_entry, &c, &err);
     PyBuffer_Release(&view);
-    if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_FILE, status, &err);
-    PyObject *result = hrpy_kv_to_dict(st, &kv);
-    hurray_kv_reset(&kv);
-    return result;
+    if (status != HURRAY_OK) {
+        Py_CLEAR(c.dict);
+        return PyErr_Occurred() ? NULL : hrpy_raise_status(st, HRPY_CTX_FILE, status, &err);
+    }
+    return c.dict != NULL ? c.dict : PyDict_New();
 }
 
 static PyMethodDef io_methods[] = {

@@ -86,7 +86,8 @@ PyObject *hrpy_tensor_hurray(PyObject *self, PyTypeObject *cls, PyObject *const 
     if (hrpy_check_stream("__hurray__", stream_family(tag, mc), stream) < 0) return NULL;
 
     /* the descriptor's canonical bytes, encoded (and so validated) once per descriptor */
-    PyObject *encoded = hrpy_descriptor_encoded(st, hrpy_tensor_descriptor_object(st, self));
+    PyObject *desc = hrpy_tensor_descriptor_object(st, self);
+    PyObject *encoded = desc == NULL ? NULL : hrpy_descriptor_encoded(st, desc);
     if (encoded == NULL) return NULL;
     const uint8_t *bytes = (const uint8_t *)PyBytes_AS_STRING(encoded);
     size_t written = (size_t)PyBytes_GET_SIZE(encoded);

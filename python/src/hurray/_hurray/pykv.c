@@ -215,15 +215,51 @@ static PyObject *value_to_object(hrpy_state *st, const char *key,
     }
 }
 
+int hrpy_kv_entry_into(hrpy_state *st, PyObject *dict, const struct hurray_kv_entry *e) {
+    PyObject *key = PyUnicode_DecodeUTF8(e->key, (Py_ssize_t)e->key_len, "strict");
+    PyObject *value = key ? value_to_object(st, e->key, &e->value, 1) : NULL;
+    int rc = value == NULL ? -1 : PyDict_SetItem(dict, key, value);
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return rc;
+}
+
 PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv) {
     PyObject *dict = PyDict_New();
-    for (size_t i = 0; dict != NULL && kv != NULL && i < kv->count; i++) {
-        const struct hurray_kv_entry *e = &kv->entries[i];
-        PyObject *key = PyUnicode_DecodeUTF8(e->key, (Py_ssize_t)e->key_len, "strict");
-        PyObject *value = key ? value_to_object(st, e->key, &e->value, 1) : NULL;
-        if (value == NULL || PyDict_SetItem(dict, key, value) < 0) Py_CLEAR(dict);
-        Py_XDECREF(key);
-        Py_XDECREF(value);
-    }
+    for (size_t i = 0; dict != NULL && kv != NULL && i < kv->count; i++)
+        if (hrpy_kv_entry_into(st, dict, &kv->entries[i]) < 0) Py_CLEAR(dict);
     return dict;
+}
+
+/* hurray_kv_entry_fn of hrpy_kv_each: takes the GIL back at the first entry (the section is
+ * read and validated without it) and keeps it; a Python failure stops the walk. */
+int hrpy_kv_each_entry(void *ctx, const struct hurray_kv_entry *entry, size_t index,
+                         size_t count) {
+    struct hrpy_kv_each *c = ctx;
+    (void)index;
+    (void)count;
+    if (c->save != NULL) {
+        PyEval_RestoreThread(c->save);
+        c->save = NULL;
+    }
+    if (c->dict == NULL) c->dict = PyDict_New();
+    if (c->dict == NULL || hrpy_kv_entry_into(c->st, c->dict, entry) < 0)
+        return HURRAY_E_INTERNAL; /* the Python exception set is the error */
+    return HURRAY_OK;
+}
+
+PyObject *hrpy_kv_each(hrpy_state *st, struct hurray_file *f, PyObject *path) {
+    struct hrpy_kv_each c = {st, NULL, NULL};
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    c.save = PyEval_SaveThread();
+    int status = hurray_file_kv_each(f, hrpy_kv_each_entry, &c, &err);
+    if (c.save != NULL) PyEval_RestoreThread(c.save); /* no entry was handed over */
+    if (status != HURRAY_OK) {
+        /* nothing partial: the dict built so far is dropped */
+        Py_CLEAR(c.dict);
+        if (!PyErr_Occurred()) hrpy_io_raise_file(st, status, &err, path);
+        return NULL;
+    }
+    return c.dict != NULL ? c.dict : PyDict_New();
 }

@@ -418,6 +418,21 @@ struct hrpy_kv_build {
 int hrpy_kv_from_mapping(hrpy_state *st, PyObject *mapping, struct hrpy_kv_build *b);
 void hrpy_kv_build_release(struct hrpy_kv_build *b);
 PyObject *hrpy_kv_to_dict(hrpy_state *st, const struct hurray_kv *kv);
+/* dict[key] = value for one decoded entry; -1 with an exception set. */
+int hrpy_kv_entry_into(hrpy_state *st, PyObject *dict, const struct hurray_kv_entry *e);
+/* The KV section of `f` as a dict, converted entry by entry while libhurray decodes it
+ * (hurray_file_kv_each: the whole C map is never held next to the dict; the section is
+ * read and validated with the GIL released). Errors raised in the file context naming
+ * `path`; nothing partial is returned. */
+struct hrpy_kv_each {
+    hrpy_state *st;
+    PyThreadState *save; /* non-NULL while the GIL is released */
+    PyObject *dict;
+};
+/* Its hurray_kv_entry_fn (ctx: a struct hrpy_kv_each; save NULL when the GIL is held). */
+int hrpy_kv_each_entry(void *ctx, const struct hurray_kv_entry *entry, size_t index,
+                       size_t count);
+PyObject *hrpy_kv_each(hrpy_state *st, struct hurray_file *f, PyObject *path);
 
 /* ---- ingest.c: partner types without importing the partner ------------------------- */
 /* sys.modules[name] (borrowed), or NULL without an exception when not imported. */
@@ -528,8 +543,9 @@ extern const char hrpy_doc_hurray[];
 
 /* tensor.c, for dlpack.c: 1 if obj is a Tensor of this module, with its descriptor and
  * Device (both borrowed, alive with the tensor); 0 otherwise (no exception). */
-/* The Descriptor object a Tensor holds (borrowed), or NULL without an exception if `obj`
- * is not a Tensor. */
+/* The Descriptor object a Tensor holds (borrowed; a tensor read from a stream or file makes
+ * it on first use), or NULL: without an exception if `obj` is not a Tensor, with one if
+ * making it failed. */
 PyObject *hrpy_tensor_descriptor_object(hrpy_state *st, PyObject *obj);
 /* descriptor.c: the canonical bytes of a Descriptor object, encoded once and kept on it
  * (borrowed bytes); NULL with an exception set. */

@@ -58,7 +58,10 @@ static int part_align(const struct hrpy_tbuf *b) {
 typedef struct {
     PyObject_VAR_HEAD
     const struct hurray_descriptor *d; /* the record of `descriptor` */
-    PyObject *descriptor;              /* hurray.Descriptor: the one record */
+    /* hurray.Descriptor: the one record. NULL until first asked for in a tensor read from a
+     * stream or file (tensor_descriptor makes it then, borrowing the record from the item
+     * tree its first buffer's owner keeps alive): most loaded tensors are never asked. */
+    PyObject *descriptor;
     PyObject *device;
     PyObject *weakreflist;
     uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
@@ -322,12 +325,15 @@ static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descript
         return NULL;
     }
     if (owner != NULL) { /* the item tree's record, shared */
-        t->descriptor = hrpy_descriptor_borrow(st, d, owner, t->device);
-        if (t->descriptor == NULL) {
+        t->d = d;
+        /* with a buffer over the tree, its owner keeps the record alive: the Descriptor
+         * object waits for its first use (tensor_descriptor); else it is made now */
+        if (n == 0 || parts[0].owner != owner)
+            t->descriptor = hrpy_descriptor_borrow(st, d, owner, t->device);
+        if ((n == 0 || parts[0].owner != owner) && t->descriptor == NULL) {
             Py_DECREF(t);
             return NULL;
         }
-        t->d = d;
     } else {
         struct hurray_descriptor *own = tensor_own_record(st, t);
         if (own != NULL && decoded != NULL) hurray_descriptor_move(own, decoded);
@@ -861,12 +867,27 @@ static PyObject *t_get_buffer_count(PyObject *self, void *Py_UNUSED(c)) {
     return PyLong_FromLong(TENSOR(self)->d->buffer_count);
 }
 
+/* The tensor's Descriptor object (borrowed; NULL with an exception set). A tensor read from
+ * a stream or file makes it on first use, over the record its item tree holds (kept alive by
+ * the first buffer's owner), and keeps it: the same object every time. */
+static PyObject *tensor_descriptor(TensorObject *t) {
+    if (t->descriptor != NULL) return t->descriptor;
+    hrpy_state *st = hrpy_state_from_type(Py_TYPE(t));
+    if (st == NULL) return NULL;
+    PyObject *desc = hrpy_descriptor_borrow(st, t->d, t->bufs[0].owner, t->device);
+    if (desc == NULL) return NULL;
+    if (t->descriptor == NULL) t->descriptor = desc; /* else made meanwhile: keep that one */
+    else Py_DECREF(desc);
+    return t->descriptor;
+}
+
 static PyObject *t_get_buffer_handles(PyObject *self, void *Py_UNUSED(c)) {
-    return PyObject_GetAttrString(TENSOR(self)->descriptor, "buffer_handles");
+    PyObject *desc = tensor_descriptor(TENSOR(self));
+    return desc == NULL ? NULL : PyObject_GetAttrString(desc, "buffer_handles");
 }
 
 static PyObject *t_get_descriptor(PyObject *self, void *Py_UNUSED(c)) {
-    return Py_NewRef(TENSOR(self)->descriptor);
+    return Py_XNewRef(tensor_descriptor(TENSOR(self)));
 }
 
 static PyObject *t_get_byte_offset(PyObject *self, void *Py_UNUSED(c)) {
@@ -1569,7 +1590,7 @@ static PyType_Spec tensor_spec = {
 /* ---- for dlpack.c (state.h) ------------------------------------------------------------------ */
 
 PyObject *hrpy_tensor_descriptor_object(hrpy_state *st, PyObject *obj) {
-    return PyObject_TypeCheck(obj, st->Tensor_Type) ? TENSOR(obj)->descriptor : NULL;
+    return PyObject_TypeCheck(obj, st->Tensor_Type) ? tensor_descriptor(TENSOR(obj)) : NULL;
 }
 
 int hrpy_tensor_peek(hrpy_state *st, PyObject *obj, const struct hurray_descriptor **d,

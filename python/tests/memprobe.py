@@ -1,0 +1,58 @@
+"""What the memory-follows-input tests share (test_memory.py, test_memory_readers.py): the
+budget every reader is held to, the probe header a fresh subprocess runs (VmHWM from /proc),
+the skip for systems without /proc, and the smallest tensor and composite the inputs are
+made of.
+
+Each test builds its input in the pytest process, then runs a probe (PROBE_HEADER followed by
+its own cases) in a fresh subprocess that takes a baseline, reads the input, keeps everything
+it read alive and prints the input's size and the peak growth; `check_growth` asserts
+
+    peak - baseline <= BUDGET_FACTOR x input size + BUDGET_SLACK
+
+(8 x the input + 1 MiB, under default limits)."""
+import os
+
+import pytest
+
+import hurray
+
+MEMBERS = 65536  # the default max_composite_members
+BUDGET_FACTOR = 8
+BUDGET_SLACK = 1 << 20
+
+# VmHWM is read from /proc (Linux): the tests are skipped elsewhere
+linux_only = pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="VmHWM is read from /proc (Linux)"
+)
+
+# The start of every probe: imports and hwm(), the process's peak resident bytes so far.
+PROBE_HEADER = r"""
+import os, re, sys
+import hurray
+
+def hwm():
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
+"""
+
+
+def budget(size):
+    return BUDGET_FACTOR * size + BUDGET_SLACK
+
+
+def check_growth(case, size, growth):
+    """Prints the figures (pytest shows them with -s or on failure) and asserts the budget."""
+    b = budget(size)
+    print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
+          f"budget {b} ({b / size:.2f}x)")
+    assert growth <= b, (case, size, growth, round(growth / size, 2))
+
+
+def tiny():
+    """The smallest tensor: uint8, shape (0,), one empty buffer (a 64-byte descriptor)."""
+    return hurray.zeros((0,), dtype=hurray.uint8)
+
+
+def group_of_tiny(n):
+    t = tiny()
+    return hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n)
