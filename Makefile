@@ -31,6 +31,9 @@ CSTD    := -std=c11
 OPT     ?= -O2 -g
 # Independent test programs and fuzz targets run this many at a time (one per CPU).
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# pytest-xdist's workers for the Python suites (test-python, harness-test, wheel-test): one per
+# TEST_JOBS; none (a plain pytest run) when TEST_JOBS is 1.
+PYTEST_JOBS = $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS))
 
 LIB_SRC  := $(sort $(wildcard reference/src/*.c))
 LIB_HDR  := $(wildcard reference/include/hurray/*.h) $(wildcard reference/src/*.h)
@@ -256,7 +259,7 @@ conformance-testees: harness
 # testee protocol against deliberately broken testees, failure lists, the corpus release.
 harness-test: deps harness
 	HURRAY_HARNESS=$(abspath $(HARNESS)) HURRAY_TESTEE=$(abspath $(TESTEE)) \
-	  HURRAY_VECTORS=$(abspath vectors) $(VENV)/bin/python -m pytest -q harness/tests
+	  HURRAY_VECTORS=$(abspath vectors) $(VENV)/bin/python -m pytest -q $(PYTEST_JOBS) harness/tests
 else
 harness conformance conformance-sanitize conformance-testees:
 	@echo "$@: no harness sources (harness/src/*.c) in this tree" >&2; exit 1
@@ -310,7 +313,7 @@ python-install: deps
 	$(VENV)/bin/python -m pip install -q --no-build-isolation $(PY_DEV_SETUP) ./python
 
 test-python: python-install
-	$(VENV)/bin/python -m pytest -q python/tests
+	$(VENV)/bin/python -m pytest -q $(PYTEST_JOBS) python/tests
 
 # ------------------------------------------------------------------- test ---
 # What CI runs. deps first, then a fresh make (so tools deps just installed are seen) runs
@@ -500,7 +503,7 @@ sdist-test: sdist
 	bash ci/test_install.sh sdist $(SDIST)
 
 wheel-test: wheel
-	bash ci/test_install.sh wheel $(DIST)
+	PYTEST_JOBS="$(PYTEST_JOBS)" bash ci/test_install.sh wheel $(DIST)
 
 packaging-check: deps
 	$(VENV)/bin/python ci/check_packaging.py

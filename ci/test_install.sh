@@ -33,7 +33,8 @@ vpy="$scratch/venv/bin/python"
 GREP=$(command -v grep)
 quiet_pip() { { "$vpy" -m pip "$@" 2>&1 1>&3 | { "$GREP" -v "is ignored: it is neither" || true; } >&2; } 3>&1; }
 quiet_pip install -q --disable-pip-version-check --only-binary=:all: \
-    "$(pin pytest)" "$(pin numpy)" "$(pin cbor2)" "$(pin ml_dtypes)" "$(pin hypothesis)"
+    "$(pin pytest)" "$(pin numpy)" "$(pin cbor2)" "$(pin ml_dtypes)" "$(pin hypothesis)" \
+    "$(pin pytest-xdist)" "$(pin execnet)"
 
 mkdir -p "$scratch/bin"
 case "$mode" in
@@ -65,7 +66,9 @@ PY
     # python/src, on sys.path; install_smoke.py checked where hurray comes from). One test
     # compiles a helper library with cc: it runs where a compiler is (make test-python,
     # cibuildwheel), not here.
-    PATH="$nocc" "$vpy" ci/wheel_tests.py "$(pwd)"
+    # PYTEST_JOBS (make wheel-test): "-n N", pytest-xdist's workers, or empty.
+    # shellcheck disable=SC2086
+    PATH="$nocc" "$vpy" ci/wheel_tests.py "$(pwd)" ${PYTEST_JOBS:-}
     ;;
 *) echo "test_install.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
