@@ -470,7 +470,12 @@ def test_REQ_FILE_MEMORY_loaded_descriptor_made_on_first_use_HR_FILE_13(tmp_path
         loaded = hurray.load(path, mmap=mmap)
         for name, t in loaded.items():
             d = t.descriptor
-            assert d is t.descriptor and d == saved[name].descriptor
+            assert d is t.descriptor
+            # the same tensor, though not the same record: the file declares the alignment of
+            # its own placement (file-container.md), the saved tensor the one of its address
+            want = saved[name].descriptor
+            assert (d.dtype, d.shape, d.layout, d.buffer_count, d.device) == \
+                (want.dtype, want.shape, want.layout, want.buffer_count, want.device)
             assert t.buffer_handles == d.buffer_handles
             assert d.device is t.device
         t = loaded.pop("a")

@@ -18,7 +18,7 @@ import threading
 import pytest
 
 import hurray
-from memprobe import MEMBERS, PROBE_HEADER, check_growth, group_of_tiny, linux_only, tiny
+from memprobe import MEMBERS, PROBE_HEADER, budget, check_growth, group_of_tiny, linux_only, tiny
 
 pytestmark = linux_only
 
@@ -265,8 +265,7 @@ def test_REQ_STREAM_ALIGNMENT_SLACK_page_aligned_members_within_budget_HR_LIMIT_
                          capture_output=True, text=True, timeout=600).stdout
     size, growth, outcome = out.split()
     size, growth = int(size), int(growth)
-    budget = BUDGET_FACTOR * size + BUDGET_SLACK
     print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
-          f"budget {budget}, {outcome}")
+          f"budget {budget(size)}, {outcome}")
     assert outcome == "LIMIT"
-    assert growth <= budget, (case, size, growth, round(growth / size, 2))
+    assert growth <= budget(size), (case, size, growth, round(growth / size, 2))
