@@ -831,7 +831,8 @@ static int check_tier2(const struct hurray_descriptor *d, const struct buffer_co
 }
 
 static int check_encoded_size(const struct hurray_descriptor *d,
-                              const struct hurray_limits *lim, struct hurray_error *err);
+                              const struct hurray_limits *lim, size_t *len,
+                              struct hurray_error *err);
 
 /* The three tiers, in the order of buffer-protocol.md § Validation tiers.
  * `params_checked`: check_structure ran (check_layout_against_shape). */
@@ -844,14 +845,23 @@ static int check_tiers(const struct hurray_descriptor *d, const struct hurray_li
     return check_tier2(d, &c, err);
 }
 
+/* The whole validation under `lim` (already effective): the structure, the three tiers, and
+ * last the encoded size, whose count *len receives (the canonical length the encoder
+ * writes), so a caller that needs both validates and counts once. */
+static int validate_counted(const struct hurray_descriptor *d, const struct hurray_limits *lim,
+                            size_t *len, struct hurray_error *err) {
+    HR_TRY(check_structure(d, lim, err));
+    HR_TRY(check_tiers(d, lim, 1, err));
+    return check_encoded_size(d, lim, len, err);
+}
+
 int hurray_descriptor_validate(const struct hurray_descriptor *d,
                                const struct hurray_limits *limits, struct hurray_error *err) {
     struct hurray_limits lim;
+    size_t len;
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
     limits_effective(limits, &lim);
-    HR_TRY(check_structure(d, &lim, err));
-    HR_TRY(check_tiers(d, &lim, 1, err));
-    return check_encoded_size(d, &lim, err);
+    return validate_counted(d, &lim, &len, err);
 }
 
 int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
@@ -1364,8 +1374,10 @@ static size_t count_descriptor(const struct hurray_descriptor *d) {
  * bound (max_descriptor_bytes, at most 2^32-8). Runs last, once every field
  * the writer reads is known to be in range. */
 static int check_encoded_size(const struct hurray_descriptor *d,
-                              const struct hurray_limits *lim, struct hurray_error *err) {
+                              const struct hurray_limits *lim, size_t *len,
+                              struct hurray_error *err) {
     size_t n = count_descriptor(d);
+    *len = n;
     if (n <= lim->max_descriptor_bytes) return HURRAY_OK;
     return hri_fail(err, HURRAY_E_LIMIT, "encoded_len",
                     "encoded_len: the encoding takes %zu bytes, above max_descriptor_bytes %llu",
@@ -1377,14 +1389,20 @@ static int encodable_length(const struct hurray_descriptor *d, size_t *len,
                             struct hurray_error *err) {
     struct hurray_limits lim;
     limits_format_max(&lim);
-    HR_TRY(hurray_descriptor_validate(d, &lim, err));
-    *len = count_descriptor(d);
-    return HURRAY_OK;
+    return validate_counted(d, &lim, len, err);
 }
 
-int hri_descriptor_measure(const struct hurray_descriptor *d, size_t *len,
-                           struct hurray_error *err) {
-    return encodable_length(d, len, err);
+/* Under a reader's limits, clamped to the format maxima (hurray_limits_clamp): every limit
+ * is then at most its format maximum and every rule that reads a limit refuses only values
+ * above it, so a descriptor valid under them is valid under the format maxima too: one
+ * validation proves both (HR-FILE-15). */
+int hri_descriptor_measure(const struct hurray_descriptor *d, const struct hurray_limits *limits,
+                           size_t *len, struct hurray_error *err) {
+    struct hurray_limits lim;
+    if (!limits) return encodable_length(d, len, err);
+    lim = *limits;
+    hurray_limits_clamp(&lim);
+    return validate_counted(d, &lim, len, err);
 }
 
 int hri_descriptor_write(struct hri_writer *w, const struct hurray_descriptor *d, size_t len,

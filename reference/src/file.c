@@ -1846,12 +1846,12 @@ static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_
                             struct hurray_error *err) {
     const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
-    /* validated under the format's rules and its canonical length counted
-     * (hurray_descriptor_encode's first half): write_index writes the bytes straight into
-     * the index from this length, so each descriptor is validated and encoded once */
-    HR_TRY(name_entry(hri_descriptor_measure(d, &e->desc_len, err), e, i, err));
-    /* the reader's limits (HR-FILE-15), through the one descriptor validator */
-    if (lim) HR_TRY(name_entry(hurray_descriptor_validate(d, lim, err), e, i, err));
+    /* validated once, through the one descriptor validator, under the reader's limits
+     * (HR-FILE-15) when given, which also proves the format's rules, else under the format
+     * maxima, and its canonical length counted (hurray_descriptor_encode's first half):
+     * write_index writes the bytes straight into the index from this length, so each
+     * descriptor is validated and encoded once */
+    HR_TRY(name_entry(hri_descriptor_measure(d, lim, &e->desc_len, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
                                   composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR,
                                   err));

@@ -316,11 +316,13 @@ int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
                                    const uint64_t *shape, struct hurray_error *err);
 
 /* descriptor.c: hurray_descriptor_encode in two halves, for a writer that places the bytes
- * itself (file.c's index): `measure` validates under the format maxima and gives the canonical
- * length; `write` then appends exactly those `len` bytes of the descriptor so measured (no
- * second validation), INTERNAL if w lacks the room or the writer's count differs. */
-int hri_descriptor_measure(const struct hurray_descriptor *d, size_t *len,
-                           struct hurray_error *err);
+ * itself (file.c's index): `measure` validates once, under `limits` (a reader's, clamped to
+ * the format maxima: valid under them is valid under the format's rules too) or, when NULL,
+ * under the format maxima, and gives the canonical length; `write` then appends exactly
+ * those `len` bytes of the descriptor so measured (no second validation), INTERNAL if w
+ * lacks the room or the writer's count differs. */
+int hri_descriptor_measure(const struct hurray_descriptor *d, const struct hurray_limits *limits,
+                           size_t *len, struct hurray_error *err);
 int hri_descriptor_write(struct hri_writer *w, const struct hurray_descriptor *d, size_t len,
                          struct hurray_error *err);
 

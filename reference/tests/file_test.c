@@ -2357,6 +2357,26 @@ static void test_HR_FILE_15_writer_refuses_what_a_reader_would(void **state) {
     assert_status(load_everything(f, &err), HURRAY_OK);
     hurray_file_destroy(f);
     unlink(path);
+
+    /* the writer validates each descriptor once, under the reader's limits clamped to the
+     * format maxima, which proves the format's rules too: a descriptor that breaks a format
+     * rule (no limit) is refused as without limits, naming the entry, even under limits
+     * above every format maximum */
+    uint8_t dtype = s.items[0]->descriptor->dtype;
+    s.items[0]->descriptor->dtype = 0xFF;
+    int bare = hurray_file_encoded_len(&c, NULL, &len, &err);
+    assert_true(bare != HURRAY_OK && bare != HURRAY_E_LIMIT);
+    hurray_limits_default(&lim);
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), bare);
+    assert_non_null(strstr(err.message, "entry \"a\""));
+    lim = (struct hurray_limits){UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT64_MAX,
+                                 UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX};
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), bare);
+    assert_non_null(strstr(err.message, "entry \"a\""));
+    assert_status(hurray_file_write_path(path, &c, &opt, &err), bare);
+    assert_int_equal(access(path, F_OK), -1); /* nothing written */
+    s.items[0]->descriptor->dtype = dtype;
+    assert_status(hurray_file_encoded_len(&c, &opt, &len, &err), HURRAY_OK);
     std_free(&s);
 }
 
