@@ -272,7 +272,8 @@ fuzz-replay: $(REPLAY_BINS)
 	done
 
 # Replay, then each target under libFuzzer for FUZZ_SECONDS, seeded from the campaign's corpus
-# and the vectors (every seed runs once under ASan+UBSan before the fuzzing starts). The full
+# and the vectors (every seed runs once under ASan+UBSan before the fuzzing starts; with
+# HURRAY_FUZZ_ALL_MODES=1, so fuzz_file runs every way in on them, not a sample). The full
 # fuzzer log goes to $(BUILD)/fuzz/<target>.log; its tail is printed. The memory limits are low
 # on purpose: a single allocation of FUZZ_MALLOC_MB or more, or a resident size over FUZZ_RSS_MB,
 # is a finding -- an input that makes a reader commit far more than it holds (amplification;
@@ -287,7 +288,7 @@ fuzz-smoke: fuzz-replay $(FUZZ_BINS)
 fuzz-smoke-one-%: $(BUILD)/fuzz/bin/%
 	@n=$*; corpus=$(BUILD)/fuzz/corpus/$$n; art=$(BUILD)/fuzz/artifacts/$$n; log=$(BUILD)/fuzz/$$n.log; \
 	  mkdir -p $$corpus $$art; \
-	  if $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) \
+	  if HURRAY_FUZZ_ALL_MODES=1 $(BUILD)/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) \
 	       -print_final_stats=1 -artifact_prefix=$$art/ $(if $(FUZZ_DICT),-dict=$(FUZZ_DICT)) \
 	       $$corpus $$(ls -d fuzz/corpus/$$n 2>/dev/null) $(FUZZ_SEEDS) $$(ls -d fuzz/regress/$$n 2>/dev/null) >$$log 2>&1; then \
 	    { echo "== fuzz $$n ($(FUZZ_SECONDS) s)"; \

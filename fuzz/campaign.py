@@ -194,10 +194,11 @@ def sanitizer_replay(a, target):
     d = os.path.join(HERE, "corpus", target)
     files = sorted(os.path.join(d, n) for n in os.listdir(d)) if os.path.isdir(d) else []
     log = os.path.join(ROOT, a.build, "fuzz", f"campaign-replay-{target}.log")
+    env = dict(os.environ, HURRAY_FUZZ_ALL_MODES="1")  # a replay runs every way in (fuzz_file)
     for i in range(0, len(files), 200):  # libFuzzer runs the files named and exits
         rc, _ = run(["nice", "-n", "10", os.path.join(a.build, "fuzz", "bin", target),
                      "-timeout=10", f"-rss_limit_mb={a.rss_mb}", f"-malloc_limit_mb={a.malloc_mb}",
-                     f"-artifact_prefix={art}/"] + files[i:i + 200], log)
+                     f"-artifact_prefix={art}/"] + files[i:i + 200], log, env=env)
         if rc != 0:
             print(f"campaign: {target}: the ASan+UBSan replay failed (log {log})", flush=True)
             break

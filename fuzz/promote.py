@@ -55,10 +55,13 @@ def reader_input(target, data):
 
 
 LIMITS = ["-rss_limit_mb=512", "-malloc_limit_mb=256", "-timeout=10"]
+# Every way in on every input: minimising changes the bytes, and with them the inputs that a
+# sampling target (fuzz_file) cross-checks while fuzzing.
+ENV = dict(os.environ, HURRAY_FUZZ_ALL_MODES="1")
 
 
 def fails(binary, path):
-    p = subprocess.run([binary] + LIMITS + [path], capture_output=True, cwd=ROOT)
+    p = subprocess.run([binary] + LIMITS + [path], capture_output=True, cwd=ROOT, env=ENV)
     return p.returncode != 0
 
 
@@ -66,7 +69,7 @@ def minimise(binary, path, runs):
     out = tempfile.NamedTemporaryFile(delete=False, prefix="hurray-min-").name
     p = subprocess.run([binary] + LIMITS + ["-minimize_crash=1", f"-runs={runs}",
                                             f"-exact_artifact_path={out}", path],
-                       capture_output=True, cwd=ROOT)
+                       capture_output=True, cwd=ROOT, env=ENV)
     if os.path.exists(out) and os.path.getsize(out) and fails(binary, out):
         return out
     sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])

@@ -1,7 +1,12 @@
 /* Replays files (or every file in the directories) given on the command line
  * through a fuzz target without libFuzzer, so crashes found once stay fixed and
  * the corpus runs under valgrind / sanitizers in plain builds
- * (zstd's regression driver is the model). */
+ * (zstd's regression driver is the model).
+ *
+ * A replay is where a target is exhaustive: HURRAY_FUZZ_ALL_MODES=1 (unless the
+ * environment already sets it) makes a target that samples some of its ways in
+ * while fuzzing run all of them on every input (fuzz_file). */
+#define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +65,7 @@ static int run_path(const char *path, unsigned *count) {
 int main(int argc, char **argv) {
     unsigned count = 0;
     int rc = 0;
+    if (setenv("HURRAY_FUZZ_ALL_MODES", "1", 0) != 0) return 1;
     for (int i = 1; i < argc; i++) rc |= run_path(argv[i], &count);
     printf("replayed %u inputs\n", count);
     return rc;

@@ -120,8 +120,14 @@ static size_t shift(uint8_t *data, size_t size, size_t max_size, size_t from, si
 size_t hurray_fuzz_mutate_descriptor(uint8_t *data, size_t size, size_t max_size,
                                      uint64_t *rng, int resize) {
     size_t found[16], n = 0;
-    for (size_t i = 0; i + 4 <= size && n < 16; i++)
-        if (memcmp(data + i, "HRYD", 4) == 0) found[n++] = i;
+    /* the first 16 "HRYD" in order; memchr skips to each 'H' (a byte-by-byte memcmp was a
+     * twentieth of fuzz_file's time on 16 KiB inputs) */
+    for (size_t i = 0; i + 4 <= size && n < 16; i++) {
+        const uint8_t *h = memchr(data + i, 'H', size - 3 - i);
+        if (!h) break;
+        i = (size_t)(h - data);
+        if (memcmp(h, "HRYD", 4) == 0) found[n++] = i;
+    }
     if (n == 0) return 0;
     struct record r;
     if (!parse(data, size, found[next(rng) % n], &r)) return 0;

@@ -17,7 +17,37 @@
  *    multiple of the input plus a constant (descriptor records counted apart
  *    under the default limits), and nothing is left allocated.
  * Three limit profiles: two keep trees and tables small and exercise the
- * limits (memory only), the third is the defaults (memory, copy and mmap). */
+ * limits (memory only), the third is the defaults (memory, the parts alone,
+ * copy and mmap).
+ *
+ * Which ways in each input takes. Every input goes through the memory image
+ * (hurray_file_create_memory) under all three profiles. The cross-checks of the
+ * defaults -- the two parts alone, and the file on disk opened by path in copy
+ * and in mmap mode -- run on every input of a replay (HURRAY_FUZZ_ALL_MODES=1:
+ * the regression driver sets it, so make fuzz-replay and fuzz-msan-replay;
+ * fuzz-smoke, the campaign's ASan+UBSan replay and fuzz-promote pass it), and
+ * while fuzzing (the campaign, fuzz-afl, a run by hand) on one input
+ * in SAMPLE_EVERY (16), those whose hash of every byte and of the length is 0
+ * modulo 16. Run on every input they held the target to 2-5 k executions per
+ * second (fuzz/README.md has the figures).
+ * Why the sample finds what running them always would:
+ *  - the disk modes differ from the memory image only in how the bytes arrive
+ *    (the header and index read ahead in steps, regions read into scratch
+ *    buffers, the loads as scatter reads or a mapping); what is parsed and
+ *    checked is the same code, which the memory path runs on every input;
+ *  - the choice is a function of the bytes alone, never random: an input takes
+ *    the same paths every time, so coverage feedback is stable (an input kept
+ *    for what its disk run reached is always run on disk again) and a finding
+ *    reproduces from its bytes;
+ *  - it depends on every byte, so inputs that differ anywhere are chosen
+ *    independently: the fuzzer reaches a disagreement through many distinct
+ *    inputs (mutations of the bytes that cause it), of which each is checked
+ *    with probability 1/16; k of them all escape with probability (15/16)^k
+ *    (under 1 % for k = 72), and a campaign makes millions;
+ *  - every input the campaign keeps, and every vector, is replayed in all
+ *    modes (the replays above), so a corpus input is never only sampled.
+ * Minimising a finding (libFuzzer -minimize_crash, afl-tmin) changes the bytes
+ * and so the choice: run it with HURRAY_FUZZ_ALL_MODES=1 (fuzz-promote does). */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdint.h>
@@ -165,51 +195,96 @@ static void check_canonical(const struct hurray_file *f, struct hurray_item **to
 
 /* ---- the input as a file ----------------------------------------------------------------- */
 
+/* One temporary file per process, kept open and rewritten in place for each input that takes
+ * the disk paths (ftruncate + pwrite: no file created, opened or closed by the target per
+ * input), in RAM where the system has /dev/shm. The library opens it by path, as a caller's
+ * file, twice per input (copy and mmap). */
 static char temp[64];
+static int temp_fd = -1, temp_failed;
+static uint8_t *back; /* check_file_unchanged's buffer, grown as needed */
+static size_t back_cap;
 
 static void remove_temp(void) {
     if (temp[0]) unlink(temp);
 }
 
 static const char *write_temp(const uint8_t *data, size_t size) {
-    if (!temp[0]) {
-        /* in RAM where the system has /dev/shm: every input is written, then opened twice */
+    if (temp_fd < 0) {
         struct stat st;
+        if (temp_failed) return NULL;
         const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
         snprintf(temp, sizeof temp, "%s/hurray-fuzz-file-XXXXXX", dir);
-        int fd = mkstemp(temp);
-        if (fd < 0) {
+        temp_fd = mkstemp(temp);
+        if (temp_fd < 0) {
             temp[0] = 0;
+            temp_failed = 1;
             return NULL;
         }
-        close(fd);
         atexit(remove_temp);
     }
-    int fd = open(temp, O_WRONLY | O_TRUNC);
-    if (fd < 0) return NULL;
+    if (ftruncate(temp_fd, (off_t)size) != 0) return NULL;
     for (size_t at = 0; at < size;) {
-        ssize_t w = write(fd, data + at, size - at);
-        if (w <= 0) {
-            close(fd);
-            return NULL;
-        }
+        ssize_t w = pwrite(temp_fd, data + at, size - at, (off_t)at);
+        if (w <= 0) return NULL;
         at += (size_t)w;
     }
-    close(fd);
     return temp;
 }
 
-/* The file on disk still holds exactly the input. */
-static void check_file_unchanged(const char *path, const uint8_t *data, size_t size) {
-    uint8_t *back = malloc(size + 1);
-    int fd = open(path, O_RDONLY);
+/* The file on disk still holds exactly the input (HR-FILE-11: mapped buffers are private). */
+static void check_file_unchanged(const uint8_t *data, size_t size) {
     size_t got = 0;
-    check(back != NULL && fd >= 0);
-    for (ssize_t r; got <= size && (r = read(fd, back + got, size + 1 - got)) > 0;)
+    if (back_cap < size + 1) {
+        free(back);
+        back_cap = size + 1;
+        back = malloc(back_cap);
+        check(back != NULL);
+    }
+    for (ssize_t r;
+         got <= size && (r = pread(temp_fd, back + got, size + 1 - got, (off_t)got)) > 0;)
         got += (size_t)r;
-    close(fd);
     check(got == size && memcmp(back, data, size) == 0);
-    free(back);
+}
+
+/* ---- which inputs are cross-checked ------------------------------------------------------ */
+
+/* Live fuzzing runs the parts alone, copy and mmap on one input in SAMPLE_EVERY, chosen by a
+ * hash of all the input's bytes; a replay (HURRAY_FUZZ_ALL_MODES set and not "0": the
+ * regression driver sets it) on every input. The header comment says why that is sound. */
+#define SAMPLE_EVERY 16u
+
+static int all_modes(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HURRAY_FUZZ_ALL_MODES");
+        v = e && *e && strcmp(e, "0") != 0;
+    }
+    return v;
+}
+
+/* Mixes every byte and the length; four independent lanes, so that hashing a 16 KiB input
+ * costs about a microsecond. */
+static uint64_t input_hash(const uint8_t *data, size_t size) {
+    const uint64_t k = 0xFF51AFD7ED558CCDu;
+    uint64_t h[4] = {0x9E3779B97F4A7C15u ^ size, 0xC2B2AE3D27D4EB4Fu, 0x165667B19E3779F9u,
+                     0x27D4EB2F165667C5u};
+    size_t i = 0;
+    for (; i + 32 <= size; i += 32)
+        for (int l = 0; l < 4; l++) {
+            uint64_t w;
+            memcpy(&w, data + i + 8 * l, 8);
+            h[l] = (h[l] ^ w) * k;
+            h[l] ^= h[l] >> 29;
+        }
+    uint64_t r = h[0] ^ (h[1] * 3) ^ (h[2] * 5) ^ (h[3] * 7);
+    for (; i < size; i++) r = (r ^ data[i]) * 0x100000001B3u;
+    r ^= r >> 33;
+    r *= 0xC4CEB9FE1A85EC53u;
+    return r ^ (r >> 33);
+}
+
+static int sampled(const uint8_t *data, size_t size) {
+    return all_modes() || input_hash(data, size) % SAMPLE_EVERY == 0;
 }
 
 /* ---- one way in ---------------------------------------------------------------------------- */
@@ -266,6 +341,8 @@ static struct outcome run_once(const uint8_t *data, size_t size, const char *pat
 static void run_profile(const uint8_t *data, size_t size, int profile) {
     struct outcome m = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_ALL, profile);
     if (profile != 2) return;
+    /* the cross-checks of the defaults: a sample while fuzzing, every input in a replay */
+    if (!sampled(data, size)) return;
     /* the parts alone: each accepts what the whole accepts; a refusal is a part's */
     struct outcome pi = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_INDEX, 2);
     struct outcome pk = run_once(data, size, NULL, VIA_MEMORY, HURRAY_FILE_PARTS_KV, 2);
@@ -279,7 +356,7 @@ static void run_profile(const uint8_t *data, size_t size, int profile) {
         check(o.status == m.status);
         check(o.top == m.top && o.sum == m.sum);
     }
-    check_file_unchanged(path, data, size);
+    check_file_unchanged(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

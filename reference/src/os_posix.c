@@ -526,10 +526,14 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
     size_t cap = kind == WK_PIECES ? (size_t)PIPE_BUF : IO_CHUNK;
     /* Timed, to a socket or a pipe: each batch is first tried whole without
      * blocking (MSG_DONTWAIT, RWF_NOWAIT); only when that would block does the
-     * wait run, followed by one call that cannot block (a PIPE_BUF piece). */
-    int can_try = timed && kind != WK_PLAIN;
-    int eager = can_try;
+     * wait run, followed by one call that cannot block (a PIPE_BUF piece).
+     * TRY_NEVER: no try (untimed, a regular file, or no RWF_NOWAIT here);
+     * TRY_FIRST: the next batch is tried whole; TRY_WAITED: the try would have
+     * blocked, so wait and write a piece, then TRY_FIRST again. */
+    enum { TRY_NEVER, TRY_FIRST, TRY_WAITED } attempt =
+        timed && kind != WK_PLAIN ? TRY_FIRST : TRY_NEVER;
     while (i < count) {
+        const int eager = attempt == TRY_FIRST;
         int k = 0;
         size_t total = 0, lim = eager ? IO_CHUNK : cap;
         for (size_t j = i; j < count && k < IOV_BATCH && total < lim; j++) {
@@ -557,9 +561,9 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             r = writev((int)fd, v, k);
         }
         if (r < 0 && eager && try_again_waiting(errno)) {
-            if (kind != WK_SOCKET && !is_would_block(errno))
-                can_try = 0; /* no RWF_NOWAIT here: wait first from now on */
-            eager = 0;
+            /* would block: wait this once; EINVAL, ENOSYS, EOPNOTSUPP: no RWF_NOWAIT
+             * here, wait first from now on */
+            attempt = kind != WK_SOCKET && !is_would_block(errno) ? TRY_NEVER : TRY_WAITED;
             continue;
         }
         if (r < 0) {
@@ -576,7 +580,7 @@ int hri_os_writev_all(hri_os_fd fd, const struct hri_os_iovec *iov, size_t count
             return hri_os_fail(err, e, field, "write", NULL); /* EPIPE: the reader is gone */
         }
         if (r == 0) return hri_os_fail(err, EIO, field, "write (no progress)", NULL);
-        eager = can_try;
+        if (attempt == TRY_WAITED) attempt = TRY_FIRST;
         size_t left = (size_t)r;
         while (i < count && left >= iov[i].len - skip) {
             left -= iov[i].len - skip;
