@@ -280,6 +280,51 @@ def test_REQ_SPARSE_INDEX_CONTENTS_checked_both_ways_HR_LAYOUT_24():
         big.to_scipy()  # never handed to SciPy as a negative int64
 
 
+def test_REQ_SPARSE_INDEX_CONTENTS_rechecked_at_every_export_HR_LAYOUT_24():
+    """Every to_scipy re-reads the index buffers: whoever can write them may have since.
+
+    Both sides of memory-layout.md § Index contents' export rule: a writable source shared
+    by from_scipy (int64, copy=False) stays its owner's to write; and a tensor whose index
+    buffers hurray allocated itself (the widened copy of int32 arrays) hands them to SciPy
+    writable, because SciPy's in-place methods write them, so a SciPy user can break them
+    too. Neither is ever handed to SciPy again unchecked."""
+    data = np.ones(3)
+    # shared: the caller's int64 arrays, written after construction
+    ind, ptr = aligned(np.array([0, 2, 1], np.int64)), aligned(np.array([0, 2, 3], np.int64))
+    data = aligned(data)
+    t = hurray.from_scipy(sp.csr_array((data, ind, ptr), shape=(2, 3), copy=False), copy=False)
+    assert np.shares_memory(t.to_scipy(array=True).indices, ind)
+    ind[1] = 3  # out of range
+    for array in (False, True):
+        with pytest.raises(InvalidDescriptorError, match=r"col_indices\[1\] = 3 is not below"):
+            t.to_scipy(array=array)
+    ind[1] = -1  # negative: never handed to SciPy as an index
+    with pytest.raises(InvalidDescriptorError, match=r"col_indices\[1\].*\(-1 as int64\)"):
+        t.to_scipy()
+    ptr[1] = 4
+    ind[1] = 2
+    with pytest.raises(InvalidDescriptorError, match=r"row_ptr\[1\] = 4"):
+        t.to_scipy()
+    # owned: int32 arrays widened into buffers hurray allocated (the source is not shared)
+    ind32, ptr32 = np.array([2, 0, 1], np.int32), np.array([0, 2, 3], np.int32)
+    own = hurray.from_scipy(sp.csr_matrix((data, ind32, ptr32), shape=(2, 3), copy=False))
+    m = own.to_scipy()
+    assert not np.shares_memory(m.indices, ind32) and m.indices.flags.writeable
+    assert not m.has_sorted_indices
+    m.sort_indices()  # SciPy writes the index views in place: they cannot be read-only
+    assert list(own.to_scipy(array=True).indices) == [0, 2, 1]  # the tensor's own memory
+    m.indices[2] = 7  # a SciPy user can write them as well
+    for array in (False, True):
+        with pytest.raises(InvalidDescriptorError, match=r"col_indices\[2\] = 7 is not below"):
+            own.to_scipy(array=array)
+    m.indices[2] = 1
+    assert list(own.to_scipy().indices) == [0, 2, 1]
+    with memoryview(own.buffer(1)) as raw:  # and so can a holder of the raw buffer
+        raw[16:24] = np.array([-5], np.int64).tobytes()
+    with pytest.raises(InvalidDescriptorError, match=r"col_indices\[2\].*\(-5 as int64\)"):
+        own.to_scipy()
+
+
 # ---- importing index arrays (HR-LAYOUT-25): widened and checked in one pass --------------------
 
 # How each index array reaches the format: read by libhurray's import (int32, int64, uint32,
