@@ -3,12 +3,13 @@
  * § NumPy Interoperability; buffer-protocol.md, memory-layout.md).
  *
  * One class for every layout. A Tensor holds:
- *   - its hurray.Descriptor, whose one C record (the compact struct
- *     hurray_descriptor) the tensor reads: built in C from the constructor's
- *     arguments and the actual buffers through libhurray's setters, and
- *     validated by hurray_descriptor_validate (the three tiers; nothing
- *     inferred or corrected); for a tensor read from a stream or a file, the
- *     record of the item tree it came from, borrowed (descriptor.c);
+ *   - its one C record (the compact struct hurray_descriptor): built in C, in
+ *     the Tensor's own allocation, from the constructor's arguments and the
+ *     actual buffers through libhurray's setters, and validated by
+ *     hurray_descriptor_validate (the three tiers; nothing inferred or
+ *     corrected); for a tensor read from a stream or a file, the record of the
+ *     item tree it came from, borrowed (descriptor.c). Its hurray.Descriptor
+ *     object is made when first asked for (tensor_descriptor);
  *   - one slot per buffer-table entry: the address and declared size, the
  *     object that keeps the memory valid (a Py_buffer export held for the
  *     tensor's lifetime, an AlignedBuffer the binding allocated, the ndarray
@@ -65,10 +66,22 @@ typedef struct {
     PyObject *device;
     PyObject *weakreflist;
     uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
+    /* 1: `d` is this object's own record, held in its allocation after bufs[] (a tensor
+     * built here: tensor_seal); the Descriptor object is then made on first use, over an
+     * equal copy (tensor_descriptor), and the record is reset in dealloc. */
+    uint8_t own_record;
     struct hrpy_tbuf bufs[];
 } TensorObject;
 
 #define TENSOR(o) ((TensorObject *)(o))
+
+/* The own record's room, in buffer slots after the Py_SIZE ones (slots are 8-byte aligned
+ * and a multiple of 8 bytes long, so the record is too). */
+#define RECORD_SLOTS \
+    ((Py_ssize_t)((sizeof(struct hurray_descriptor) + sizeof(struct hrpy_tbuf) - 1) / \
+                  sizeof(struct hrpy_tbuf)))
+_Static_assert(sizeof(struct hrpy_tbuf) % _Alignof(struct hurray_descriptor) == 0,
+               "the record after the slots must be aligned");
 
 /* Larger copies and fills run with the GIL released. */
 #define NOGIL_BYTES ((uint64_t)1 << 16)
@@ -84,6 +97,22 @@ static TensorObject *tensor_alloc(hrpy_state *st, Py_ssize_t nbuf) {
         return NULL;
     }
     self = (TensorObject *)hrpy_alloc_var(st->Tensor_Type, nbuf);
+    return self;
+}
+
+/* A Tensor with room for its own record after its nbuf slots, initialised and set as `d`
+ * (one allocation for the object, its slots and its record; the record's storage block is
+ * the setters' one allocation). Py_SIZE stays nbuf. */
+static TensorObject *tensor_alloc_own(hrpy_state *st, Py_ssize_t nbuf) {
+    if (nbuf > HURRAY_MAX_BUFFERS) return tensor_alloc(st, nbuf); /* raises */
+    TensorObject *self = (TensorObject *)hrpy_alloc_var(st->Tensor_Type, nbuf + RECORD_SLOTS);
+    if (self == NULL) return NULL;
+    Py_SET_SIZE(self, nbuf);
+    struct hurray_descriptor *record = (struct hurray_descriptor *)(void *)&self->bufs[nbuf];
+    hurray_descriptor_init(record);
+    record->allocator = &hrpy_raw_allocator;
+    self->d = record;
+    self->own_record = 1;
     return self;
 }
 
@@ -135,6 +164,7 @@ static void tensor_dealloc(PyObject *self) {
     if (t->weakreflist != NULL) PyObject_ClearWeakRefs(self);
     (void)tensor_clear(self);
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) slot_release(&t->bufs[i]);
+    if (t->own_record) hurray_descriptor_reset((struct hurray_descriptor *)t->d);
     t->d = NULL;
     Py_CLEAR(t->descriptor);
     tp->tp_free(self);
@@ -204,18 +234,21 @@ static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct 
  * shard spans, opaque bytes copied) and validates it. Steals `self`. */
 static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
                              const struct hrpy_tensor_spec *s) {
-    struct hurray_descriptor *d = tensor_own_record(st, self);
+    /* self comes from tensor_alloc_own: its record is its own, in its allocation */
+    struct hurray_descriptor *d = (struct hurray_descriptor *)self->d;
     struct hurray_buffer_desc table[HURRAY_MAX_BUFFERS];
     struct hurray_error err;
     hurray_error_clear(&err);
     int32_t device_id = 0;
-    if (d == NULL) goto error;
+    if (!self->own_record) {
+        PyErr_SetString(PyExc_SystemError, "tensor_seal: the tensor has no record of its own");
+        goto error;
+    }
     if (!hrpy_device_tags(st, s->device, &d->device, &d->memory_class, &device_id)) {
         PyErr_SetString(PyExc_SystemError, "tensor_seal: device is not a hurray.Device");
         goto error;
     }
     self->device = Py_NewRef(s->device);
-    if (hrpy_descriptor_set_device(self->descriptor, s->device) < 0) goto error;
     d->dtype = s->dtype;
     d->byte_offset = s->byte_offset;
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
@@ -266,7 +299,7 @@ error:
 
 PyObject *hrpy_tensor_build(hrpy_state *st, const struct hrpy_tensor_spec *s,
                             const struct hrpy_part *parts, Py_ssize_t n) {
-    TensorObject *self = tensor_alloc(st, n);
+    TensorObject *self = tensor_alloc_own(st, n);
     if (self == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) slot_set(&self->bufs[i], &parts[i]);
     return tensor_seal(st, self, s);
@@ -630,7 +663,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (copy_arg(a[10], &mode) < 0) goto error;
     seq = buffers_arg(a[0]);
     if (seq == NULL) goto error;
-    self = tensor_alloc(st, PySequence_Fast_GET_SIZE(seq));
+    self = tensor_alloc_own(st, PySequence_Fast_GET_SIZE(seq));
     if (self == NULL) goto error;
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
         if (slot_from_object(&self->bufs[i], PySequence_Fast_GET_ITEM(seq, i), i) < 0 ||
@@ -867,14 +900,19 @@ static PyObject *t_get_buffer_count(PyObject *self, void *Py_UNUSED(c)) {
     return PyLong_FromLong(TENSOR(self)->d->buffer_count);
 }
 
-/* The tensor's Descriptor object (borrowed; NULL with an exception set). A tensor read from
- * a stream or file makes it on first use, over the record its item tree holds (kept alive by
- * the first buffer's owner), and keeps it: the same object every time. */
+/* The tensor's Descriptor object (borrowed; NULL with an exception set), made on first use
+ * and kept: the same object every time. A tensor read from a stream or file borrows the
+ * record its item tree holds (kept alive by the first buffer's owner); a tensor built here
+ * (own_record) gives the Descriptor an equal copy of its record (the Descriptor must not
+ * refer back to the tensor, which holds it: neither would ever be freed), so that most
+ * tensors, never asked, cost no Descriptor. */
 static PyObject *tensor_descriptor(TensorObject *t) {
     if (t->descriptor != NULL) return t->descriptor;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(t));
     if (st == NULL) return NULL;
-    PyObject *desc = hrpy_descriptor_borrow(st, t->d, t->bufs[0].owner, t->device);
+    PyObject *desc = t->own_record
+                         ? hrpy_descriptor_from_c_device(st, t->d, t->device)
+                         : hrpy_descriptor_borrow(st, t->d, t->bufs[0].owner, t->device);
     if (desc == NULL) return NULL;
     if (t->descriptor == NULL) t->descriptor = desc; /* else made meanwhile: keep that one */
     else Py_DECREF(desc);
