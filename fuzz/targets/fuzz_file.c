@@ -198,7 +198,7 @@ static void check_canonical(const struct hurray_file *f, struct hurray_item **to
 /* One temporary file per process, kept open and rewritten in place for each input that takes
  * the disk paths (ftruncate + pwrite: no file created, opened or closed by the target per
  * input), in RAM where the system has /dev/shm. The library opens it by path, as a caller's
- * file, twice per input (copy and mmap). */
+ * file, twice per input (copy and mmap): by /proc/self/fd/N once its name is removed. */
 static char temp[64];
 static int temp_fd = -1, temp_failed;
 static uint8_t *back; /* check_file_unchanged's buffer, grown as needed */
@@ -220,7 +220,12 @@ static const char *write_temp(const uint8_t *data, size_t size) {
             temp_failed = 1;
             return NULL;
         }
-        atexit(remove_temp);
+        /* Where /proc/self/fd reopens the open file, its name goes at once, so a process
+         * killed mid-run (afl-fuzz ends its targets with SIGKILL) leaves nothing behind. */
+        char proc[sizeof temp];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", temp_fd);
+        if (access(proc, F_OK) == 0 && unlink(temp) == 0) memcpy(temp, proc, sizeof temp);
+        else atexit(remove_temp);
     }
     if (ftruncate(temp_fd, (off_t)size) != 0) return NULL;
     for (size_t at = 0; at < size;) {

@@ -406,6 +406,25 @@ static int fill_pass(const uint8_t *src, size_t len, const struct hurray_limits 
     return HURRAY_OK;
 }
 
+/* The first pass of both decoders: the limits in effect (the caller's, clamped, or the
+ * defaults), step 1, then steps 2-4 over the whole section (walk_section counting, nothing
+ * written), and the size of the whole decoded map, which must be representable. */
+static int validate_pass(const uint8_t *src, size_t len, const struct hurray_limits *limits,
+                         int short_code, uint64_t base, struct hurray_limits *lim,
+                         struct kv_dec *d, uint64_t *count, size_t *total,
+                         struct hurray_error *err) {
+    if (limits) *lim = *limits; else hurray_limits_default(lim);
+    hurray_limits_clamp(lim);
+    /* Step 1 */
+    if ((uint64_t)len > lim->max_kv_bytes)
+        return hri_fail_at(err, HURRAY_E_LIMIT, base, "section",
+                           "section: %zu bytes exceed max_kv_bytes %llu (HR-KV-5)", len,
+                           (unsigned long long)lim->max_kv_bytes);
+    dec_init(d, src, len, lim, short_code, base);
+    HR_TRY(walk_section(d, count, NULL, err));
+    return storage_size(*count, d->n_values, d->n_bytes, total, err);
+}
+
 int hri_kv_decode_section(const uint8_t *src, size_t len, const struct hurray_limits *limits,
                           const struct hurray_allocator *allocator, int short_code,
                           uint64_t base, struct hurray_kv *out, struct hurray_error *err) {
@@ -415,16 +434,7 @@ int hri_kv_decode_section(const uint8_t *src, size_t len, const struct hurray_li
     size_t total = 0;
     HR_FAIL_IF(!out || (!src && len), err, HURRAY_E_ARGUMENT, "kv", "kv_decode: NULL argument");
     hurray_kv_reset(out);
-    if (limits) lim = *limits; else hurray_limits_default(&lim);
-    hurray_limits_clamp(&lim);
-    /* Step 1 */
-    if ((uint64_t)len > lim.max_kv_bytes)
-        return hri_fail_at(err, HURRAY_E_LIMIT, base, "section",
-                           "section: %zu bytes exceed max_kv_bytes %llu (HR-KV-5)", len,
-                           (unsigned long long)lim.max_kv_bytes);
-    dec_init(&d, src, len, &lim, short_code, base);
-    HR_TRY(walk_section(&d, &count, NULL, err));
-    HR_TRY(storage_size(count, d.n_values, d.n_bytes, &total, err));
+    HR_TRY(validate_pass(src, len, limits, short_code, base, &lim, &d, &count, &total, err));
     if (total == 0) return HURRAY_OK;
     out->storage = hri_alloc(allocator, total);
     HR_FAIL_IF(!out->storage, err, HURRAY_E_NOMEM, "kv", "kv: out of memory (%zu bytes)", total);
@@ -495,17 +505,9 @@ int hri_kv_decode_section_each(const uint8_t *src, size_t len,
     HR_FAIL_IF(!fn || (!src && len), err, HURRAY_E_ARGUMENT, "kv",
                "kv_decode_each: NULL argument");
     if (count) *count = 0;
-    if (limits) lim = *limits; else hurray_limits_default(&lim);
-    hurray_limits_clamp(&lim);
-    /* Step 1, then steps 2-4 over the whole section before any entry is handed over */
-    if ((uint64_t)len > lim.max_kv_bytes)
-        return hri_fail_at(err, HURRAY_E_LIMIT, base, "section",
-                           "section: %zu bytes exceed max_kv_bytes %llu (HR-KV-5)", len,
-                           (unsigned long long)lim.max_kv_bytes);
-    dec_init(&d, src, len, &lim, short_code, base);
-    HR_TRY(walk_section(&d, &n, NULL, err));
-    /* the whole map's size must be representable, as hurray_kv_decode requires */
-    HR_TRY(storage_size(n, d.n_values, d.n_bytes, &total, err));
+    /* the whole section validated before any entry is handed over, and the whole map's size
+     * representable, exactly as hurray_kv_decode requires */
+    HR_TRY(validate_pass(src, len, limits, short_code, base, &lim, &d, &n, &total, err));
     if (count) *count = (size_t)n;
     if (n == 0) return HURRAY_OK;
     return each_pass(src, len, &lim, short_code, base, allocator, fn, ctx, err);

@@ -1289,29 +1289,14 @@ static PyObject *no_dlpack(PyObject *obj, const char *who) {
  * __dlpack__ at all, else the producer's own error, kept. NULL always. */
 static PyObject *dlpack_attribute_error(hrpy_state *st, PyObject *obj, const char *who) {
     PyObject *meth = NULL;
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-#endif
+    PyObject *exc = hrpy_take_exception();
     int has = optional_attr(obj, st->dlpack_obj[O_DLPACK], &meth);
     Py_XDECREF(meth);
     if (has == 1) {
-#if PY_VERSION_HEX >= 0x030C0000
-        PyErr_SetRaisedException(exc);
-#else
-        PyErr_Restore(type, value, tb);
-#endif
+        hrpy_restore_exception(exc);
         return NULL;
     }
-#if PY_VERSION_HEX >= 0x030C0000
     Py_XDECREF(exc);
-#else
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
-#endif
     return has == 0 ? no_dlpack(obj, who) : NULL;
 }
 
