@@ -41,33 +41,22 @@ static unsigned entry_width(uint8_t encoding) {
  * least 2^63, which no extent admits -- the value a modular cast to uint64 gives. On a
  * little-endian host each case is one load (memcpy compiles to it). */
 PASS_INLINE uint64_t entry(const uint8_t *p, uint64_t j, uint8_t encoding) {
+    int64_t s64;
+    int32_t s32;
+    uint32_t u32;
     switch (encoding) {
-    case HURRAY_INDEX_I64: {
-        int64_t v;
-        memcpy(&v, p + j * 8u, 8);
-        return (uint64_t)v;
+    case HURRAY_INDEX_I64: memcpy(&s64, p + j * 8u, 8); return (uint64_t)s64;
+    case HURRAY_INDEX_I32: memcpy(&s32, p + j * 4u, 4); return (uint64_t)(int64_t)s32;
+    case HURRAY_INDEX_U32: memcpy(&u32, p + j * 4u, 4); return u32;
+    default: break; /* HURRAY_INDEX_U64LE */
     }
-    case HURRAY_INDEX_I32: {
-        int32_t v;
-        memcpy(&v, p + j * 4u, 4);
-        return (uint64_t)(int64_t)v;
-    }
-    case HURRAY_INDEX_U32: {
-        uint32_t v;
-        memcpy(&v, p + j * 4u, 4);
-        return v;
-    }
-    default: /* HURRAY_INDEX_U64LE */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    {
-        uint64_t v;
-        memcpy(&v, p + j * 8u, 8);
-        return v;
-    }
+    uint64_t u64;
+    memcpy(&u64, p + j * 8u, 8);
+    return u64;
 #else
-        return hri_load_u64le(p + j * 8u);
+    return hri_load_u64le(p + j * 8u);
 #endif
-    }
 }
 
 /* Entry j of the format's little-endian uint64 buffer `out`. */

@@ -1391,6 +1391,13 @@ static void test_HR_FILE_7_writer_refusals(void **state) {
     many[5].name = "c";
     assert_status(encode_status(many, 6, NULL, 0, &err), HURRAY_E_DUPLICATE);
     assert_string_equal(err.field, "index[4].name");
+    /* one duplicated name a prefix of the other: the shorter sorts first */
+    struct hurray_file_entry prefix[4] = {{"ab", a}, {"ab", a}, {"a", a}, {"a", a}};
+    assert_status(encode_status(prefix, 4, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    assert_string_equal(err.field, "index[3].name");
+    prefix[2].name = prefix[3].name = "abc";
+    assert_status(encode_status(prefix, 4, NULL, 0, &err), HURRAY_E_DUPLICATE);
+    assert_string_equal(err.field, "index[1].name");
     /* a composite that breaks composite.md */
     s.items[2]->member_count = 1;
     assert_status(encode_status(&s.entries[2], 1, NULL, 0, &err), HURRAY_E_CONSTRAINT);
