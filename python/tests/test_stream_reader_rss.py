@@ -8,7 +8,6 @@ reads the stream from its stdin (a pipe the test writes into from a thread), aga
 (the constant: the reader's read-ahead block, descriptor scratch, the item records and the
 Python objects of one item). The stream's bytes are built in this process, whose memory the
 subprocess cannot reuse."""
-import os
 import subprocess
 import sys
 import threading
@@ -17,19 +16,12 @@ import numpy as np
 import pytest
 
 import hurray
+from memprobe import PROBE_HEADER, linux_only
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists("/proc/self/status"), reason="VmHWM is read from /proc (Linux)"
-)
+pytestmark = linux_only
 
-PROBE = r"""
-import re, sys
+PROBE = PROBE_HEADER + r"""
 import numpy as np
-import hurray
-
-def hwm():
-    with open("/proc/self/status") as f:
-        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
 
 count, nbytes = int(sys.argv[1]), int(sys.argv[2])
 base = hwm()
