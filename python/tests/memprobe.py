@@ -56,3 +56,18 @@ def tiny():
 def group_of_tiny(n):
     t = tiny()
     return hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n)
+
+
+def page_aligned_members(n):
+    """A stream of one group of `n` uint8[1] members whose buffers each declare 4 KiB
+    alignment: the writer's frames with each member's alignment_log2 byte (frame offset 56:
+    8 header bytes, 40 of descriptor before the buffer table's size field, then the size)
+    patched from 6 to 12. A member frame is 80 bytes (stream.md § Frame)."""
+    t = hurray.zeros((1,), dtype=hurray.uint8)
+    writer = hurray.StreamWriter()
+    writer.write(hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n))
+    data = bytearray(writer.getvalue())
+    head = len(data) - 80 * n
+    assert data[head + 56::80] == b"\x06" * n
+    data[head + 56::80] = b"\x0c" * n
+    return bytes(data)

@@ -18,7 +18,8 @@ import threading
 import pytest
 
 import hurray
-from memprobe import MEMBERS, PROBE_HEADER, budget, check_growth, group_of_tiny, linux_only, tiny
+from memprobe import (MEMBERS, PROBE_HEADER, budget, check_growth, group_of_tiny, linux_only,
+                      page_aligned_members, tiny)
 
 pytestmark = linux_only
 
@@ -176,8 +177,6 @@ KV_VALUES = {
 }
 
 
-
-
 def kv_length(path):
     """The header's kv_length (file-container.md § Header, bytes 40-47)."""
     with open(path, "rb") as f:
@@ -240,27 +239,13 @@ print(size, hwm() - base, outcome)
 """
 
 
-def page_aligned_stream():
-    """65,536 uint8[1] members whose buffers each declare 4 KiB alignment (5.0 MiB): the
-    writer's frames with each member's alignment_log2 (frame offset 56) patched from 6 to 12.
-    Honouring the alignments would hold a page per member, 57x the stream."""
-    t = hurray.zeros((1,), dtype=hurray.uint8)
-    writer = hurray.StreamWriter()
-    writer.write(hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * MEMBERS))
-    data = bytearray(writer.getvalue())
-    head = len(data) - 80 * MEMBERS
-    assert data[head + 56::80] == b"\x06" * MEMBERS
-    data[head + 56::80] = b"\x0c" * MEMBERS
-    return bytes(data)
-
-
 @pytest.mark.parametrize("case", ["bytes", "fd"])
 def test_REQ_STREAM_ALIGNMENT_SLACK_page_aligned_members_within_budget_HR_LIMIT_2(tmp_path, case):
     """StreamReader over bytes and over a descriptor refuses the stream (StreamError LIMIT naming
     max_alignment_slack) once the slack passes the bytes + 1 MiB, holding at most
     8 x the stream + 1 MiB until then."""
     path = tmp_path / "aligned.hrs"
-    path.write_bytes(page_aligned_stream())
+    path.write_bytes(page_aligned_members(MEMBERS))
     out = subprocess.run([sys.executable, "-c", ALIGN_PROBE, case, str(path)], check=True,
                          capture_output=True, text=True, timeout=600).stdout
     size, growth, outcome = out.split()

@@ -24,6 +24,7 @@ import pytest
 
 import hurray
 from catalog import every_composite, every_tensor, f32, nested, overlay, partition, rand, same
+from memprobe import page_aligned_members
 from hurray import StreamError, StreamReader, StreamWriter, Tensor
 
 ITEMS = list(every_tensor()) + list(every_composite())
@@ -446,21 +447,6 @@ def test_REQ_STREAM_LIMIT_BEFORE_ALLOC_HR_STREAM_7():
         assert info.value.code == "TRUNCATED" and peak < (4 << 20)
     finally:
         tracemalloc.stop()
-
-
-def page_aligned_members(n):
-    """A stream of one group of `n` uint8[1] members whose buffers each declare 4 KiB
-    alignment: the writer's frames with each member's alignment_log2 byte (frame offset 56:
-    8 header bytes, 40 of descriptor before the buffer table's size field, then the size)
-    patched from 6 to 12. A member frame is 80 bytes (stream.md § Frame)."""
-    t = hurray.zeros((1,), dtype=hurray.uint8)
-    writer = StreamWriter()
-    writer.write(hurray.Composite("group", shape=[0], dtype=hurray.uint8, members=[t] * n))
-    data = bytearray(writer.getvalue())
-    head = len(data) - 80 * n
-    assert data[head + 56::80] == b"\x06" * n
-    data[head + 56::80] = b"\x0c" * n
-    return bytes(data)
 
 
 def test_REQ_STREAM_ALIGNMENT_SLACK_refused_before_buffers_HR_LIMIT_2():
