@@ -673,6 +673,116 @@ def test_REQ_DLPACK_NUMPY_read_only_numpy_export():
     assert u.buffer(0).readonly
 
 
+# ---- an ndarray read without its capsule (dlpack.md § The consumer, "A numpy.ndarray") ----------
+
+NUMPY_BUILTIN = "?bBhHiIlLqQefdFD"  # every NumPy type its __dlpack__ exports (longdouble aside)
+
+
+def capsule_path(a):
+    """hurray.from_dlpack(a) the general way: NumPy's own capsule, consumed as it is."""
+    return hurray.from_dlpack(a.__dlpack__(max_version=(1, 1)))
+
+
+def holds_directly(t, a) -> bool:
+    """The tensor's buffer owner is `a` itself (the path without a capsule), not a DLPack
+    owner over a's managed tensor (the tensor's GC traversal visits its buffer owners)."""
+    return any(r is a for r in gc.get_referents(t))
+
+
+def ndarray_cases(code):
+    dt = np.dtype(code)
+    base = np_values(dt.name if dt.kind != "b" else "bool", (4, 6)).astype(dt)
+    base = aligned(base)
+    ro = aligned(base)
+    ro.flags.writeable = False
+    return {
+        "row_major": base,
+        "col_major": aligned(np.asfortranarray(base)),
+        "strided": base[:, ::2],
+        "negative": base[::-1, ::2],  # the lowest byte touched, base[0, 0], is aligned
+        "broadcast_zero_stride": np.broadcast_to(base[0], (3, 6)),
+        "extent_one_dims": base.reshape(1, 4, 1, 6),
+        "0-d": aligned(base[0, 0]),
+        "size_0": base[:0],
+        "read_only": ro,
+    }
+
+
+@pytest.mark.parametrize("code", NUMPY_BUILTIN)
+def test_REQ_DLPACK_NUMPY_ndarray_without_capsule_same_tensor(code):
+    for case, a in ndarray_cases(code).items():
+        u = hurray.from_dlpack(a)
+        w = capsule_path(a)
+        assert holds_directly(u, a), case
+        assert not holds_directly(w, a), case
+        assert u.descriptor == w.descriptor, (code, case)
+        assert u.buffer(0).readonly == w.buffer(0).readonly == (not a.flags.writeable), case
+        x, y = np.asarray(u), np.asarray(w)
+        assert np.array_equal(x, a) and np.array_equal(y, a), case
+        if a.size:
+            assert x.ctypes.data == y.ctypes.data == a.ctypes.data, case
+
+
+def test_REQ_DLPACK_NUMPY_ndarray_without_capsule_lifetime():
+    a = aligned(np.arange(16, dtype=np.float32))
+    before = sys.getrefcount(a)
+    ref = __import__("weakref").ref(a)
+    u = hurray.from_dlpack(a)
+    assert sys.getrefcount(a) == before + 1  # the tensor holds the array itself
+    v = np.asarray(u)
+    del a
+    gc.collect()
+    assert ref() is not None and v[15] == 15
+    del u
+    gc.collect()
+    assert ref() is not None  # the ndarray over the tensor keeps it
+    del v
+    gc.collect()
+    assert ref() is None
+
+
+def test_REQ_DLPACK_NUMPY_ndarray_other_arrays_take_the_capsule_path():
+    arr = aligned(np.arange(33, dtype=np.float32))
+    # not 64-byte aligned: the capsule path's copy (a span copy of the capsule's bytes)
+    mis = arr[1:]
+    u = hurray.from_dlpack(mis)
+    assert not holds_directly(u, mis) and np.asarray(u).ctypes.data % 64 == 0
+    assert u.descriptor == capsule_path(mis).descriptor
+    # copy= given: the general path (device asked, producer's copy rules)
+    for copy in (True, False):
+        t = hurray.from_dlpack(arr, copy=copy)
+        assert not holds_directly(t, arr)
+        assert (np.asarray(t).ctypes.data == arr.ctypes.data) == (not copy)
+    # NumPy's own refusals stay NumPy's: byte-swapped, longdouble, datetime, strides that
+    # are not whole elements
+    refused = [
+        (aligned(np.arange(4, dtype=">i4")), "native byte order"),
+        (aligned(np.zeros(4, np.longdouble)), "IEEE"),
+        (aligned(np.zeros(4, "M8[s]")), "DLPack only supports"),
+        (np.zeros(4, dtype=[("a", "<f4"), ("b", "u1")])["a"], "multiple of itemsize"),
+    ]
+    for a, msg in refused:
+        with pytest.raises(BufferError, match=msg):
+            hurray.from_dlpack(a)
+    # an array over a DLPack capsule: NumPy reports the capsule's device, so the capsule path
+    t = hurray.from_numpy(arr)
+    b = np.from_dlpack(t)
+    u = hurray.from_dlpack(b)
+    assert not holds_directly(u, b) and u.descriptor == capsule_path(b).descriptor
+    # a subclass: its own __dlpack__ is called
+    class Sub(np.ndarray):
+        calls = 0
+
+        def __dlpack__(self, **kw):
+            Sub.calls += 1
+            return super().__dlpack__(**kw)
+
+    s = arr.view(Sub)
+    u = hurray.from_dlpack(s)
+    assert Sub.calls == 1 and not holds_directly(u, s)
+    assert np.asarray(u).ctypes.data == arr.ctypes.data
+
+
 # ---- the consumer -----------------------------------------------------------------------------------
 
 

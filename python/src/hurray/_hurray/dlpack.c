@@ -1357,6 +1357,15 @@ done:
  * bits resolved first (a copy already: copy=True is then satisfied). */
 static PyObject *from_dlpack_impl(hrpy_state *st, PyObject *obj, int copy, const char *who) {
     if (PyCapsule_CheckExact(obj)) return ingest(st, obj, copy, 0, who);
+    /* an ndarray whose capsule would be taken as it is: the same tensor without the capsule
+     * (hurray._numpy._from_dlpack_ndarray; NotImplemented sends it the general way) */
+    int exact = copy == -1 ? hrpy_is_exact_ndarray(st, obj) : 0;
+    if (exact < 0) return NULL;
+    if (exact) {
+        PyObject *r = hrpy_bridge_from_dlpack_ndarray(st, obj);
+        if (r != Py_NotImplemented) return r;
+        Py_DECREF(r);
+    }
     PyObject *src = NULL;
     int resolved = torch_resolve_bits(st, obj, copy, who, &src);
     if (resolved < 0) return NULL;

@@ -60,6 +60,15 @@ int hrpy_is_ndarray(hrpy_state *st, PyObject *obj) {
     return PyObject_TypeCheck(obj, (PyTypeObject *)st->ndarray_type);
 }
 
+/* type(obj) is numpy.ndarray (not a subclass); 0 when NumPy is not imported, -1 on error. */
+int hrpy_is_exact_ndarray(hrpy_state *st, PyObject *obj) {
+    if (st->ndarray_type == NULL) {
+        int is = hrpy_is_ndarray(st, obj); /* keeps the class once found */
+        if (is <= 0 || st->ndarray_type == NULL) return is < 0 ? -1 : 0;
+    }
+    return Py_TYPE(obj) == (PyTypeObject *)st->ndarray_type;
+}
+
 /* f(obj, copy=copy) for a function of this module looked up by name. */
 static PyObject *call_path(PyObject *module, const char *name, PyObject *obj, PyObject *copy) {
     PyObject *f = PyObject_GetAttrString(module, name);

@@ -88,7 +88,7 @@ typedef struct {
     PyObject *cpu_device;       /* Device('cpu'): shared, immutable */
     PyObject *str_numpy_module; /* "hurray._numpy" */
     PyObject *str_numpy;        /* "numpy" */
-#define HRPY_BRIDGE_COUNT 8
+#define HRPY_BRIDGE_COUNT 9
     PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
     PyObject *bridge_fn[HRPY_BRIDGE_COUNT]; /* those functions, looked up once (NULL until used) */
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
@@ -333,6 +333,8 @@ PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy);
 /* hurray._numpy._save_view(array): the Tensor save stores for an ndarray (borrowed whatever
  * its address when contiguous and little-endian, else a compact copy; never leaves save). */
 PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array);
+/* hurray._numpy._from_dlpack_ndarray(array): a Tensor, or NotImplemented (a new reference). */
+PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array);
 
 /* ---- ingest.c: hurray.asarray ------------------------------------------------------- */
 PyObject *hrpy_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -441,6 +443,8 @@ PyObject *hrpy_imported(const char *name);
 int hrpy_instance_of(PyObject *obj, const char *module, const char *attr);
 /* isinstance(obj, numpy.ndarray) by type (0 when NumPy is not imported); -1 on error. */
 int hrpy_is_ndarray(hrpy_state *st, PyObject *obj);
+/* type(obj) is numpy.ndarray exactly (0 when NumPy is not imported); -1 on error. */
+int hrpy_is_exact_ndarray(hrpy_state *st, PyObject *obj);
 
 /* ---- io.c: save, load, load_kv ------------------------------------------------------ */
 int hrpy_io_init(PyObject *module, hrpy_state *st);

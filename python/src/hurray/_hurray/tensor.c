@@ -1260,11 +1260,12 @@ enum {
     BRIDGE_SPARSE_COO,
     BRIDGE_TO_SCIPY,
     BRIDGE_ASARRAY,
-    BRIDGE_SAVE_VIEW
+    BRIDGE_SAVE_VIEW,
+    BRIDGE_FROM_DLPACK_NDARRAY
 };
 static const char *const bridge_names[HRPY_BRIDGE_COUNT] = {
     "from_numpy", "_tensor_to_array", "_to_ml_dtypes", "from_scipy", "sparse_coo", "_to_scipy",
-    "_asarray",   "_save_view"};
+    "_asarray",   "_save_view",       "_from_dlpack_ndarray"};
 
 /* hurray._numpy's function `which`, imported and looked up on first use and kept in the
  * module state (a per-call import lookup and getattr cost about a fifth of from_numpy). */
@@ -1326,6 +1327,10 @@ PyObject *hrpy_sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t na
 
 PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array) {
     return call_bridge(st, BRIDGE_SAVE_VIEW, &array, 1, NULL);
+}
+
+PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array) {
+    return call_bridge(st, BRIDGE_FROM_DLPACK_NDARRAY, &array, 1, NULL);
 }
 
 PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy) {

@@ -28,7 +28,9 @@
  *       copy=None), _to_scipy(tensor, array)  SciPy sparse and the array-shaped
  *       COO constructor (§ sparse below: the copy decided per buffer, index
  *       contents checked by libhurray, no copy towards SciPy).
- *   _asarray(obj, copy)  hurray.asarray's array-like path. */
+ *   _asarray(obj, copy)  hurray.asarray's array-like path.
+ *   _from_dlpack_ndarray(array)  hurray.from_dlpack(array) for an ndarray whose capsule
+ *       would be taken as it is, without making the capsule; NotImplemented otherwise. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -341,6 +343,49 @@ static PyObject *save_view(PyObject *module, PyObject *arg) {
     struct hrpy_part part = {p.lo, p.span, arg, !PyArray_ISWRITEABLE(arr), HRPY_ALIGN_AS_SAVED};
     return st->api->tensor_dense(st->hurray, &part, p.tag, (uint8_t)p.nd, p.shape, p.layout,
                                  NULL, 0);
+}
+
+/* _from_dlpack_ndarray(array): hurray.from_dlpack(array, copy=None) for a numpy.ndarray
+ * whose capsule the consumer would take as it is (docs/spec/dlpack.md § The consumer, "A
+ * numpy.ndarray"), built from the array's own fields instead of a capsule: the same
+ * descriptor, data pointer and read-only flag, the array itself the buffer's owner (the
+ * capsule's managed tensor would only hold a reference to it). NotImplemented for every
+ * array whose capsule could say something else or be refused -- NumPy's __dlpack__ refuses
+ * (byte-swapped data, a dtype outside its signed / unsigned / bool / IEEE float and complex
+ * types, strides that are not whole elements), reports another device (an array whose base
+ * chain ends in a capsule: NumPy reports the device that capsule names), or the consumer
+ * would copy (not 64-byte aligned) or refuse (rank) -- and the caller then takes the
+ * general path through __dlpack__. Only the exact type: a subclass may define its own
+ * __dlpack__. */
+static int dlpack_plain_type(int type_num) {
+    switch (type_num) {
+    case NPY_BOOL: case NPY_BYTE: case NPY_UBYTE: case NPY_SHORT: case NPY_USHORT:
+    case NPY_INT: case NPY_UINT: case NPY_LONG: case NPY_ULONG: case NPY_LONGLONG:
+    case NPY_ULONGLONG: case NPY_HALF: case NPY_FLOAT: case NPY_DOUBLE: case NPY_CFLOAT:
+    case NPY_CDOUBLE:
+        return 1;
+    default: /* longdouble (refused by NumPy's __dlpack__ where it is padded), the rest */
+        return 0;
+    }
+}
+
+static PyObject *from_dlpack_ndarray(PyObject *module, PyObject *arg) {
+    np_state *st = get_state(module);
+    if (!PyArray_CheckExact(arg)) Py_RETURN_NOTIMPLEMENTED;
+    PyArrayObject *arr = (PyArrayObject *)arg;
+    PyArray_Descr *descr = PyArray_DESCR(arr);
+    if (!dlpack_plain_type(descr->type_num) || !PyArray_ISNBO(descr->byteorder) ||
+        PyArray_NDIM(arr) > HURRAY_MAX_RANK)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *base = PyArray_BASE(arr);
+    while (base != NULL && PyArray_Check(base)) base = PyArray_BASE((PyArrayObject *)base);
+    if (base != NULL && PyCapsule_CheckExact(base)) Py_RETURN_NOTIMPLEMENTED;
+    struct plan p;
+    if (make_plan(st, arr, &p) < 0) return NULL; /* every type above is one hurray has */
+    if (p.copy_reason != NULL) Py_RETURN_NOTIMPLEMENTED;
+    struct hrpy_part part = {p.lo, p.span, arg, !PyArray_ISWRITEABLE(arr), -1};
+    return st->api->tensor_dense(st->hurray, &part, p.tag, (uint8_t)p.nd, p.shape, p.layout,
+                                 p.strides, p.byte_offset);
 }
 
 /* ---- Tensor -> ndarray ------------------------------------------------------------------- */
@@ -1240,6 +1285,9 @@ static PyMethodDef bridge_methods[] = {
      PyDoc_STR("_to_scipy(tensor, array): Tensor.to_scipy.")},
     {"_save_view", (PyCFunction)save_view, METH_O,
      PyDoc_STR("_save_view(array): the Tensor hurray.save stores for an ndarray.")},
+    {"_from_dlpack_ndarray", (PyCFunction)from_dlpack_ndarray, METH_O,
+     PyDoc_STR("_from_dlpack_ndarray(array): hurray.from_dlpack(array) without the capsule, "
+               "or NotImplemented.")},
     {"_asarray", (PyCFunction)(void (*)(void))asarray_arraylike, METH_FASTCALL,
      PyDoc_STR("_asarray(obj, copy): hurray.asarray for an array-like.")},
     {"_aligned_handler_push", (PyCFunction)handler_push, METH_NOARGS,
