@@ -126,7 +126,8 @@ int hri_slack_check(struct hri_slack_budget *budget, const struct hurray_descrip
     over->slack = s;
     over->bytes = b;
     over->buffer = first;
-    return s > allowed ? HURRAY_E_LIMIT : HURRAY_OK;
+    /* no buffer set aside, nothing checked; else the last one's running sums are the total */
+    return first != UINT32_MAX && s > allowed ? HURRAY_E_LIMIT : HURRAY_OK;
 }
 
 /* stream.md HR-STREAM-16 (informative): the reservation its owner released

@@ -36,7 +36,8 @@ void hri_slack_budget_held(struct hri_slack_budget *b, uint64_t *slack, uint64_t
  * budget's slack plus d's against its bytes plus d's plus `limit` (saturating
  * at 2^64 - 1). LIMIT when over, with *over filled: the sums with d's whole
  * table, and the index of d's first buffer at which the running sums, in table
- * order, passed; OK otherwise. `budget` NULL counts as holding nothing. */
+ * order, passed; OK otherwise, and always for a descriptor with no non-empty
+ * buffer (it sets nothing aside). `budget` NULL counts as holding nothing. */
 struct hri_slack_over {
     uint64_t slack, bytes;
     unsigned buffer;

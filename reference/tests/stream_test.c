@@ -940,6 +940,23 @@ static void test_HR_LIMIT_2_alignment_slack_counts_kept_items(void **state) {
     assert_int_equal(n, 8);
     hurray_stream_reader_destroy(r);
     free(b.p);
+    /* a descriptor that sets nothing aside is not checked: an empty tensor after a kept item
+     * that used the whole budget (and after a freed one that paid for another's slack) */
+    struct hurray_item *items[3];
+    items[0] = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){1}, 3);
+    TEST_PATCH_BUFFER(items[0]->descriptor, 0, alignment_log2, 12);
+    items[1] = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){0}, 0);
+    items[2] = items[1];
+    b = write_items(items, 3, NULL);
+    r = slack_reader(b, 4031);
+    read_all(r, &o);
+    hurray_stream_reader_destroy(r);
+    assert_status(o.status, HURRAY_OK);
+    assert_int_equal(o.n, 3);
+    readout_free(&o);
+    hurray_item_destroy(items[0]);
+    hurray_item_destroy(items[1]);
+    free(b.p);
 }
 
 /* Inside a composite the refusal names the item, the member's path and its buffer: a group
