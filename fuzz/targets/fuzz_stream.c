@@ -10,9 +10,15 @@
  *   - every accepted item passes the composite validator under the reader's
  *     limits;
  *   - memory follows the input (issue 9's bound, stream.md HR-STREAM-8): the
- *     reader's allocator traps if its live bytes ever exceed 8 x the input
- *     + 1 MiB + what the limits let a reader set aside ahead of the bytes
- *     (memory_bound) -- amplification beyond that is a finding;
+ *     reader's allocator traps if its live bytes -- the reader's and every
+ *     item's still alive -- ever exceed 8 x the input + what the limits let
+ *     a reader set aside ahead of the bytes (memory_bound) -- amplification
+ *     beyond that is a finding;
+ *   - the consumer either frees each item once checked, or keeps every item
+ *     until the stream's end (bit 1 of the last input byte; both, one after
+ *     the other, under HURRAY_FUZZ_ALL_MODES=1, which the replays set): kept
+ *     items are where alignment slack accumulates across items, which the
+ *     reader's budget bounds (errors-and-limits.md HR-LIMIT-2);
  *   - a failure is a pinned status with a matching record, and is sticky.
  * Small limits keep the bound tight and exercise the limit checks. */
 #include <stddef.h>
@@ -31,7 +37,7 @@ static void check(int cond) {
     if (!cond) __builtin_trap(); /* an oracle failure is a finding */
 }
 
-#define MAX_BUFFER (1u << 20)
+#define MAX_BUFFER (64u * 1024u) /* below the commit step: every buffer is allocated */
 #define MAX_MEMBERS 16u
 #define MAX_DEPTH 4u
 #define MAX_DESCRIPTOR 4096u
@@ -41,18 +47,57 @@ static void check(int cond) {
 
 /* What may be live at once: 8 x the input -- per frame an item node and its
  * descriptor's block (a few times the frame's bytes), the buffers' bytes once
- * more, the alignment slack those bytes pay for (HR-LIMIT-2), an annotation's
- * section and its decoded map -- plus 1 MiB (the reader, its fixed costs),
- * plus what the limits let a reader set aside before the bytes arrive: a
- * descriptor scratch, one buffer ahead of its data with its alignment and
- * header, the members tables, the slack past the bytes (max_alignment_slack
- * and one descriptor's own: 255 buffers x (4096 - 64)), an annotation's name
- * and the first step of its section. */
+ * more, the alignment slack those bytes pay for (HR-LIMIT-2: for every buffer
+ * still alive, the kept items' included), an annotation's section and its
+ * decoded map -- plus what the limits let a reader set aside before the bytes
+ * arrive, each term once (only the item being read has bytes still to come):
+ *   - 16 KiB: the reader itself and its budget block (no read-ahead over memory);
+ *   - a descriptor scratch of max_descriptor_bytes (stream.md § Reader limits);
+ *   - one buffer ahead of its data, allocated whole below the commit step
+ *     (HR-STREAM-16), with its alignment and header;
+ *   - the members tables (max_composite_members pointers);
+ *   - the slack past the bytes held: max_alignment_slack, and what one
+ *     descriptor may declare ahead of its bytes (HR-LIMIT-2 counts a buffer's
+ *     bytes as its descriptor is decoded: 255 buffers x (4096 - 64));
+ *   - an annotation's name (max_name_bytes) and section (max_kv_bytes, here
+ *     MAX_DESCRIPTOR; HR-STREAM-17). */
 static size_t memory_bound(size_t input) {
-    size_t ahead = MAX_DESCRIPTOR + MAX_BUFFER + 4096 + 32 + MAX_MEMBERS * sizeof(void *) +
-                   MAX_SLACK + HURRAY_MAX_BUFFERS * (4096 - 64) +
+    size_t ahead = 16 * 1024 + MAX_DESCRIPTOR + MAX_BUFFER + 4096 + 32 +
+                   MAX_MEMBERS * sizeof(void *) + MAX_SLACK + HURRAY_MAX_BUFFERS * (4096 - 64) +
                    HURRAY_DEFAULT_MAX_NAME_BYTES + MAX_DESCRIPTOR;
-    return 8 * input + ((size_t)1 << 20) + ahead;
+    return 8 * input + ahead;
+}
+
+/* The items a keeping consumer holds until the end (the system allocator's: the consumer's
+ * memory, not the reader's). */
+struct kept {
+    struct hurray_item **items;
+    size_t n, cap;
+};
+
+static void keep(struct kept *k, struct hurray_item *it) {
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 64;
+        struct hurray_item **more = realloc(k->items, cap * sizeof *more);
+        check(more != NULL);
+        k->items = more;
+        k->cap = cap;
+    }
+    k->items[k->n++] = it;
+}
+
+static void kept_free(struct kept *k) {
+    for (size_t i = 0; i < k->n; i++) hurray_item_destroy(k->items[i]);
+    free(k->items);
+}
+
+static int all_modes(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HURRAY_FUZZ_ALL_MODES");
+        v = e && *e && strcmp(e, "0") != 0;
+    }
+    return v;
 }
 
 /* ---- the oracle ---------------------------------------------------------------- */
@@ -80,8 +125,9 @@ static void check_canonical(const struct hurray_stream_reader *r, const struct h
     hurray_stream_writer_destroy(w);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+static void run(const uint8_t *data, size_t size, int keeping) {
     struct bounded b = {0, memory_bound(size)};
+    struct kept k = {NULL, 0, 0};
     struct hurray_allocator a = {bounded_alloc, bounded_free, &b};
     struct hurray_limits lim;
     struct hurray_stream_reader_options opt;
@@ -100,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opt.limits = &lim;
     opt.allocator = &a;
     opt.cross_machine = size > 0 && (data[size - 1] & 1); /* both settings get exercised */
-    if (hurray_stream_reader_create_memory(data, size, &opt, &r, NULL) != HURRAY_OK) return 0;
+    if (hurray_stream_reader_create_memory(data, size, &opt, &r, NULL) != HURRAY_OK) return;
     for (;;) {
         struct hurray_item *it = NULL;
         int st = hurray_stream_reader_next(r, &it, &err);
@@ -124,11 +170,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t end = hurray_stream_reader_offset(r);
         check(end > start && end <= size && (end - start) % 8 == 0);
         check_canonical(r, it, data + start, (size_t)(end - start), &lim);
-        hurray_item_destroy(it);
+        if (keeping)
+            keep(&k, it);
+        else
+            hurray_item_destroy(it);
         start = end;
     }
     hurray_stream_reader_destroy(r);
+    kept_free(&k); /* after the reader: the items hand their slack back to its budget */
     check(b.live == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    int keeping = size > 0 && (data[size - 1] & 2);
+    run(data, size, keeping);
+    if (all_modes()) run(data, size, !keeping);
     return 0;
 }
 

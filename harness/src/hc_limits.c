@@ -4,6 +4,7 @@
  * requests) and the C testee (requests back into a struct). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hurray/hurray.h"
@@ -61,3 +62,26 @@ int hc_limit_set(struct hurray_limits *lim, const char *name, size_t name_len, u
     return -1;
 }
 
+
+int hc_keep(struct hc_kept *k, struct hurray_item *it) {
+    if (!it) return 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 64;
+        struct hurray_item **more = realloc(k->items, cap * sizeof *more);
+        if (!more) {
+            hurray_item_destroy(it);
+            return -1;
+        }
+        k->items = more;
+        k->cap = cap;
+    }
+    k->items[k->n++] = it;
+    return 0;
+}
+
+void hc_kept_free(struct hc_kept *k) {
+    for (size_t i = 0; i < k->n; i++) hurray_item_destroy(k->items[i]);
+    free(k->items);
+    k->items = NULL;
+    k->n = k->cap = 0;
+}

@@ -393,17 +393,19 @@ static int read_prefix(struct reader_run *rr, const uint8_t *src, size_t len, si
     struct hurray_error err;
     *items = 0;
     *end = HURRAY_STREAM_NOT_ENDED;
+    struct hc_kept kept = {0}; /* every item kept to the end (HR-LIMIT-2, § Golden corpus) */
     int st = hurray_stream_reader_create_memory(src, len, &rr->ro, &r, &err);
     if (st != HURRAY_OK) return st;
     for (;;) {
         struct hurray_item *it = NULL;
         st = hurray_stream_reader_next(r, &it, &err);
         if (st != HURRAY_OK || !it) break;
-        hurray_item_destroy(it);
+        if (hc_keep(&kept, it) != 0) st = HURRAY_E_NOMEM;
         (*items)++;
     }
     *end = hurray_stream_reader_end(r);
     hurray_stream_reader_destroy(r);
+    hc_kept_free(&kept); /* after the reader: the items hand their slack back to its budget */
     return st;
 }
 
@@ -548,6 +550,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
     size_t count = 0;
     uint64_t last_end = 0;
     int rewrite_ok = 1;
+    struct hc_kept kept = {0}; /* every item kept to the end (HR-LIMIT-2, § Golden corpus) */
     for (;;) {
         struct hurray_item *it = NULL;
         hurray_error_clear(&err);
@@ -581,7 +584,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
                     hc_describe(msg, sizeof msg, wst, &werr));
             rewrite_ok = 0;
         }
-        hurray_item_destroy(it);
+        if (hc_keep(&kept, it) != 0) hc_fail(log, "cannot keep item %zu", count);
         count++;
         last_end = end;
     }
@@ -645,6 +648,7 @@ void hc_check_stream(struct hc_log *log, const struct hc_vector *v, const uint8_
     }
     hurray_stream_writer_destroy(w);
     hurray_stream_reader_destroy(r);
+    hc_kept_free(&kept); /* after the reader: the items hand their slack back to its budget */
     hc_check_allocations(log, &rr.stats, "reader, writer and items freed");
     if (v->expect == HC_EXPECT_VALID) stream_sweep(log, v, data, res);
 }

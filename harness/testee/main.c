@@ -411,6 +411,7 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
     }
     if (want_values && hurray_stream_writer_create_memory(&wo, &w, &o->err) != HURRAY_OK) w = NULL;
     int internal = 0;
+    struct hc_kept kept = {0}; /* every item kept to the end (HR-LIMIT-2, § Golden corpus) */
     hc_cbor_uint(&offsets, 0);
     for (;;) {
         struct hurray_item *it = NULL;
@@ -429,7 +430,7 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
                 internal = 1;
             hc_cbor_uint(&offsets, hurray_stream_reader_offset(r));
         }
-        hurray_item_destroy(it);
+        if (hc_keep(&kept, it) != 0) internal = 1;
     }
     int end = hurray_stream_reader_end(r);
     struct hurray_item *more = NULL;
@@ -463,6 +464,7 @@ static void run_stream(const struct request *rq, struct outcome *o, int want_val
     }
     hurray_stream_writer_destroy(w);
     hurray_stream_reader_destroy(r);
+    hc_kept_free(&kept); /* after the reader: the items hand their slack back to its budget */
     hc_buf_free(&items);
     hc_buf_free(&offsets);
 }

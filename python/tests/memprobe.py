@@ -71,3 +71,16 @@ def page_aligned_members(n):
     assert data[head + 56::80] == b"\x06" * n
     data[head + 56::80] = b"\x0c" * n
     return bytes(data)
+
+
+def page_aligned_items(n):
+    """A stream of `n` top-level uint8[1] tensors whose buffers each declare 4 KiB alignment:
+    80-byte frames, each with its alignment_log2 byte (frame offset 56) patched from 6 to 12.
+    Each item's slack is its own; a consumer that keeps them all keeps a page an item unless
+    the reader's budget (errors-and-limits.md HR-LIMIT-2) counts the items kept."""
+    writer = hurray.StreamWriter()
+    writer.write(hurray.zeros((1,), dtype=hurray.uint8))
+    frame = bytearray(writer.getvalue())
+    assert len(frame) == 80 and frame[56] == 6
+    frame[56] = 12
+    return bytes(frame) * n

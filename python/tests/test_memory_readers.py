@@ -19,7 +19,7 @@ import pytest
 
 import hurray
 from memprobe import (MEMBERS, PROBE_HEADER, budget, check_growth, group_of_tiny, linux_only,
-                      page_aligned_members, tiny)
+                      page_aligned_items, page_aligned_members, tiny)
 
 pytestmark = linux_only
 
@@ -219,6 +219,8 @@ def hwm():
         return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) * 1024
 
 case, path = sys.argv[1], sys.argv[2]
+mode = sys.argv[3] if len(sys.argv) > 3 else "keep"  # keep, drop, or keep-unlimited
+limits = {"max_alignment_slack": 2**64 - 1} if mode == "keep-unlimited" else {}
 w = hurray.StreamWriter()
 w.write(hurray.zeros((0,), dtype=hurray.uint8))
 list(hurray.StreamReader(w.getvalue()))  # first-call costs before the baseline
@@ -229,14 +231,29 @@ if case == "bytes":
 else:  # a descriptor the reader reads (with its read-ahead block)
     source = os.open(path, os.O_RDONLY)
 base = hwm()
+keep, n = [], 0
 try:
-    with hurray.StreamReader(source) as reader:
-        keep = list(reader)
-    outcome = "OK"
+    with hurray.StreamReader(source, **limits) as reader:
+        for item in reader:  # kept, or dropped as the next one is read
+            n += 1
+            if mode != "drop":
+                keep.append(item)
+    outcome, cls = "OK", "-"
 except hurray.StreamError as e:
     outcome = e.code if "max_alignment_slack" in str(e) else "unnamed-" + e.code
-print(size, hwm() - base, outcome)
+    cls = type(e).__name__
+print(size, hwm() - base, outcome, n, cls)
 """
+
+
+def run_align_probe(path, case, mode="keep"):
+    out = subprocess.run([sys.executable, "-c", ALIGN_PROBE, case, str(path), mode], check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    size, growth, outcome, n, cls = out.split()
+    size, growth = int(size), int(growth)
+    print(f"{case} ({mode}): input {size} bytes, peak growth {growth} bytes "
+          f"({growth / size:.2f}x), budget {budget(size)}, {outcome} after {n} items")
+    return size, growth, outcome, int(n), cls
 
 
 @pytest.mark.parametrize("case", ["bytes", "fd"])
@@ -246,11 +263,41 @@ def test_REQ_STREAM_ALIGNMENT_SLACK_page_aligned_members_within_budget_HR_LIMIT_
     8 x the stream + 1 MiB until then."""
     path = tmp_path / "aligned.hrs"
     path.write_bytes(page_aligned_members(MEMBERS))
-    out = subprocess.run([sys.executable, "-c", ALIGN_PROBE, case, str(path)], check=True,
-                         capture_output=True, text=True, timeout=600).stdout
-    size, growth, outcome = out.split()
-    size, growth = int(size), int(growth)
-    print(f"{case}: input {size} bytes, peak growth {growth} bytes ({growth / size:.2f}x), "
-          f"budget {budget(size)}, {outcome}")
+    size, growth, outcome, _, _ = run_align_probe(path, case)
     assert outcome == "LIMIT"
+    assert growth <= budget(size), (case, size, growth, round(growth / size, 2))
+
+
+ITEMS = 65536  # top-level items of the kept-items attack
+
+
+@pytest.mark.parametrize("case", ["bytes", "fd"])
+def test_REQ_STREAM_ALIGNMENT_SLACK_kept_page_aligned_items_within_budget_HR_LIMIT_2(tmp_path,
+                                                                                    case):
+    """65,536 top-level uint8[1] tensors whose buffers declare 4 KiB (5 MiB), every item kept:
+    the reader's budget counts the items still alive, so StreamReader over bytes and over a
+    descriptor raises the StreamError subclass the LIMIT code maps to (naming
+    max_alignment_slack) at item 260, holding at most 8 x the stream + 1 MiB. With the limit
+    off the same consumer holds a page an item, far past the budget: the test can fail."""
+    path = tmp_path / "items.hrs"
+    path.write_bytes(page_aligned_items(ITEMS))
+    size, growth, outcome, n, cls = run_align_probe(path, case)
+    assert outcome == "LIMIT" and n == 260  # 261 x 4032 > 261 + 2^20
+    assert cls == hurray._hurray._error_class("LIMIT", "stream").__name__
+    assert growth <= budget(size), (case, size, growth, round(growth / size, 2))
+    if case == "bytes":
+        size, growth, outcome, n, _ = run_align_probe(path, case, "keep-unlimited")
+        assert outcome == "OK" and n == ITEMS
+        assert growth > budget(size)
+
+
+@pytest.mark.parametrize("case", ["bytes", "fd"])
+def test_REQ_STREAM_ALIGNMENT_SLACK_dropped_items_read_whole_HR_LIMIT_2(tmp_path, case):
+    """The same stream read by a consumer that drops each item (its Tensor collected as the
+    next arrives): each hands its slack back to the reader's budget, so the whole stream reads
+    under the default limit, within the budget."""
+    path = tmp_path / "items.hrs"
+    path.write_bytes(page_aligned_items(ITEMS))
+    size, growth, outcome, n, _ = run_align_probe(path, case, "drop")
+    assert outcome == "OK" and n == ITEMS
     assert growth <= budget(size), (case, size, growth, round(growth / size, 2))

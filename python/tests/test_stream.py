@@ -24,7 +24,7 @@ import pytest
 
 import hurray
 from catalog import every_composite, every_tensor, f32, nested, overlay, partition, rand, same
-from memprobe import page_aligned_members
+from memprobe import page_aligned_items, page_aligned_members
 from hurray import StreamError, StreamReader, StreamWriter, Tensor
 
 ITEMS = list(every_tensor()) + list(every_composite())
@@ -472,6 +472,48 @@ def test_REQ_STREAM_ALIGNMENT_SLACK_refused_before_buffers_HR_LIMIT_2():
     assert len(list(StreamReader(two, max_alignment_slack=None))) == 1  # None: the default
     with pytest.raises(ValueError):
         StreamReader(two, max_alignment_slack=-1)
+
+
+def test_REQ_STREAM_ALIGNMENT_SLACK_kept_items_hand_back_on_any_thread_HR_LIMIT_2():
+    """errors-and-limits.md HR-LIMIT-2 counts the items a reader yielded that are still alive:
+    with room for four one-byte page-aligned items (4 x 4032 <= 4 + 16124), a fifth kept one is
+    refused; dropping four on another thread makes room for four more; items outlive the
+    reader and hand their share back when collected after it (on another thread)."""
+    import gc
+    import weakref
+    data = page_aligned_items(9)
+    limit = 4 * 4032 - 4
+    reader = StreamReader(data, max_alignment_slack=limit)
+    kept = [next(reader) for _ in range(4)]
+    ref = weakref.ref(kept[0])
+
+    def drop():
+        kept.clear()
+        gc.collect()
+
+    t = threading.Thread(target=drop)
+    t.start()
+    t.join()
+    assert ref() is None
+    kept = [next(reader) for _ in range(4)]
+    with pytest.raises(StreamError) as info:  # the ninth: four kept already
+        next(reader)
+    assert info.value.code == "LIMIT"
+    assert "item 8" in str(info.value) and "max_alignment_slack" in str(info.value)
+    reader_ref = weakref.ref(reader)
+    del reader
+    gc.collect()
+    assert reader_ref() is None
+    assert [bytes(np.asarray(k)) for k in kept] == [b"\0"] * 4  # alive after the reader
+    t = threading.Thread(target=drop)
+    t.start()
+    t.join()
+    # a consumer that drops each item reads them all with room for two (a for loop still
+    # holds the previous item while the next is read)
+    n = 0
+    for _ in StreamReader(data, max_alignment_slack=2 * 4032 - 2):
+        n += 1
+    assert n == 9
 
 
 def test_REQ_STREAM_LIMITS_KW_each_limit_raises_stream_error():

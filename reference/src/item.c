@@ -11,8 +11,9 @@
 
 /* ---- aligned buffers (buffer-protocol.md § Alignment) --------------------- */
 
-/* In front of an aligned buffer: where its block starts, its size and what
- * it came from (the allocator, or a reservation of the operating system's). */
+/* In front of an aligned buffer: where its block starts, its size, what it
+ * came from (the allocator, or a reservation of the operating system's), its
+ * alignment slack and the stream reader's slack budget it is counted in. */
 #define BUFFER_HEADER_BYTES 32u
 
 enum { FROM_ALLOCATOR = 0, FROM_RESERVATION = 1 };
@@ -20,9 +21,56 @@ enum { FROM_ALLOCATOR = 0, FROM_RESERVATION = 1 };
 struct buffer_header {
     uint8_t *raw;    /* the block or the reservation */
     size_t total;    /* its size */
-    uint64_t source; /* FROM_ALLOCATOR, FROM_RESERVATION */
-    uint64_t unused;
+    struct hri_slack_budget *budget; /* HR-LIMIT-2: counted there while alive, or NULL */
+    uint32_t source; /* FROM_ALLOCATOR, FROM_RESERVATION */
+    uint32_t slack;  /* its alignment: slack + 64 (buffer_alignment) */
 };
+_Static_assert(sizeof(struct buffer_header) <= BUFFER_HEADER_BYTES, "buffer header");
+
+/* errors-and-limits.md HR-LIMIT-2: one stream reader's budget, shared by the
+ * reader and every buffer it set aside that is still alive (each holds a
+ * reference), so it outlives the reader while the reader's items do. Only the
+ * reader adds (as it sets a buffer aside); any thread subtracts (as a buffer
+ * is freed), slack before bytes, so a reader that loads bytes before slack
+ * never sees a state stricter than a real one. Live buffers all sit in the
+ * address space at once: neither sum can wrap. */
+struct hri_slack_budget {
+    _Atomic uint64_t slack; /* the alignment slack of the counted buffers alive */
+    _Atomic uint64_t bytes; /* their sizes */
+    _Atomic uint64_t refs;  /* the reader's one, and one per counted buffer alive */
+    const struct hurray_allocator *allocator;
+};
+
+int hri_slack_budget_new(const struct hurray_allocator *a, struct hri_slack_budget **out,
+                         struct hurray_error *err) {
+    struct hri_slack_budget *b = hri_alloc(a, sizeof *b);
+    *out = b;
+    HR_FAIL_IF(!b, err, HURRAY_E_NOMEM, "reader", "stream reader: cannot allocate %zu bytes",
+               sizeof *b);
+    atomic_init(&b->slack, 0u);
+    atomic_init(&b->bytes, 0u);
+    atomic_init(&b->refs, 1u);
+    b->allocator = a;
+    return HURRAY_OK;
+}
+
+void hri_slack_budget_release(struct hri_slack_budget *b) {
+    if (b && atomic_fetch_sub(&b->refs, 1u) == 1u) hri_free(b->allocator, b, sizeof *b);
+}
+
+void hri_slack_budget_held(struct hri_slack_budget *b, uint64_t *slack, uint64_t *bytes) {
+    *bytes = atomic_load(&b->bytes); /* bytes first: see struct hri_slack_budget */
+    *slack = atomic_load(&b->slack);
+}
+
+/* A freed buffer hands its share back (and its reference). */
+static void budget_return(const struct buffer_header *h, size_t front) {
+    struct hri_slack_budget *b = h->budget;
+    size_t align = (size_t)h->slack + HURRAY_MIN_BUFFER_ALIGNMENT;
+    atomic_fetch_sub(&b->slack, (uint64_t)h->slack);
+    atomic_fetch_sub(&b->bytes, (uint64_t)(h->total - align - front));
+    hri_slack_budget_release(b);
+}
 
 static size_t buffer_alignment(uint8_t alignment_log2) {
     size_t declared = (size_t)1 << alignment_log2;
@@ -45,8 +93,8 @@ int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t 
     size_t align = buffer_alignment(alignment_log2);
     HR_FAIL_IF(size > SIZE_MAX - align - BUFFER_HEADER_BYTES, err, HURRAY_E_NOMEM, "buffer",
                "buffer: %llu bytes exceed the address space", (unsigned long long)size);
-    struct buffer_header h = {NULL, (size_t)size + align + BUFFER_HEADER_BYTES, FROM_ALLOCATOR,
-                              0};
+    struct buffer_header h = {NULL, (size_t)size + align + BUFFER_HEADER_BYTES, NULL,
+                              FROM_ALLOCATOR, (uint32_t)(align - HURRAY_MIN_BUFFER_ALIGNMENT)};
     h.raw = hri_alloc(allocator, h.total);
     HR_FAIL_IF(!h.raw, err, HURRAY_E_NOMEM, "buffer", "buffer: cannot allocate %llu bytes",
                (unsigned long long)size);
@@ -60,27 +108,26 @@ int hurray_item_buffer_alloc(const struct hurray_allocator *allocator, uint64_t 
 /* errors-and-limits.md HR-LIMIT-2: what honouring a buffer's declared
  * alignment may cost beyond the minimum 64 that every buffer pays -- the
  * same alignment buffer_alignment allocates to. */
-int hri_item_slack_add(const struct hurray_descriptor *d, uint64_t *slack, uint64_t *bytes,
-                       const struct hurray_limits *lim, struct hurray_error *err) {
-    uint64_t s = *slack, b = *bytes;
+int hri_slack_check(struct hri_slack_budget *budget, const struct hurray_descriptor *d,
+                    uint64_t limit, struct hri_slack_over *over) {
+    uint64_t s = 0, b = 0;
+    if (budget) hri_slack_budget_held(budget, &s, &b);
+    unsigned first = UINT32_MAX;
+    uint64_t allowed = 0;
     for (unsigned i = 0; i < d->buffer_count; i++) {
         const struct hurray_buffer_desc *bd = &d->buffers[i];
         if (bd->size == 0) continue; /* never allocated */
-        size_t align = buffer_alignment(bd->alignment_log2);
-        /* at most 2^32 + 1 descriptors of 255 buffers of 4032: far below 2^64 */
-        s += (uint64_t)(align - HURRAY_MIN_BUFFER_ALIGNMENT);
+        /* live buffers (< 2^64 / 4096 of them) plus 255 of 4032: no wrap */
+        s += (uint64_t)(buffer_alignment(bd->alignment_log2) - HURRAY_MIN_BUFFER_ALIGNMENT);
         if (hri_add_u64(b, bd->size, &b)) b = UINT64_MAX;
+        if (hri_add_u64(b, limit, &allowed)) allowed = UINT64_MAX;
+        if (s > allowed && first == UINT32_MAX) first = i;
     }
-    *slack = s;
-    *bytes = b;
-    uint64_t allowed = 0;
-    if (hri_add_u64(b, lim->max_alignment_slack, &allowed)) allowed = UINT64_MAX;
-    HR_FAIL_IF(s > allowed, err, HURRAY_E_LIMIT, "buffers",
-               "buffers: the item's alignment slack of %llu bytes exceeds its %llu buffer bytes "
-               "by more than max_alignment_slack %llu (HR-LIMIT-2)",
-               (unsigned long long)s, (unsigned long long)b,
-               (unsigned long long)lim->max_alignment_slack);
-    return HURRAY_OK;
+    over->slack = s;
+    over->bytes = b;
+    over->buffer = first;
+    /* no buffer set aside, nothing checked; else the last one's running sums are the total */
+    return first != UINT32_MAX && s > allowed ? HURRAY_E_LIMIT : HURRAY_OK;
 }
 
 /* stream.md HR-STREAM-16 (informative): the reservation its owner released
@@ -127,16 +174,31 @@ static uint8_t *take_reservation(size_t total, size_t align) {
  * its data from `align` on, both in one reservation whose address never
  * moves -- and committed as hri_item_buffer_commit is told bytes arrive.
  * Smaller ones come from the allocator, whole. */
-int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
-                            uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
-    HR_TRY(check_buffer_args(data, alignment_log2, err));
+/* HR-LIMIT-2: a buffer set aside is counted in `budget` (if any) until freed. */
+static void budget_count(uint8_t *data, struct hri_slack_budget *budget) {
+    struct buffer_header h;
+    memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
+    size_t align = (size_t)h.slack + HURRAY_MIN_BUFFER_ALIGNMENT;
+    size_t front = h.source == FROM_ALLOCATOR ? BUFFER_HEADER_BYTES : 0;
+    h.budget = budget;
+    if (budget) {
+        atomic_fetch_add(&budget->refs, 1u);
+        atomic_fetch_add(&budget->slack, (uint64_t)h.slack);
+        atomic_fetch_add(&budget->bytes, (uint64_t)(h.total - align - front));
+    }
+    memcpy(data - BUFFER_HEADER_BYTES, &h, sizeof h);
+}
+
+static int reserve(const struct hurray_allocator *allocator, uint64_t size,
+                   uint8_t alignment_log2, uint8_t **data, struct hurray_error *err) {
     if (size < HRI_COMMIT_STEP) return hurray_item_buffer_alloc(allocator, size, alignment_log2,
                                                                 data, err);
     size_t align = buffer_alignment(alignment_log2); /* 64 .. 4096: a multiple of 32 */
     size_t page = hri_os_page_size();
     HR_FAIL_IF(size > SIZE_MAX - align - page, err, HURRAY_E_NOMEM, "buffer",
                "buffer: %llu bytes exceed the address space", (unsigned long long)size);
-    struct buffer_header h = {NULL, (size_t)size + align, FROM_RESERVATION, 0};
+    struct buffer_header h = {NULL, (size_t)size + align, NULL, FROM_RESERVATION,
+                              (uint32_t)(align - HURRAY_MIN_BUFFER_ALIGNMENT)};
     uint8_t *again = take_reservation(h.total, align);
     if (again) { /* committed as far as its last owner's bytes came: more as they come */
         *data = again;
@@ -155,6 +217,15 @@ int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t s
     return HURRAY_OK;
 }
 
+int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
+                            uint8_t alignment_log2, struct hri_slack_budget *budget,
+                            uint8_t **data, struct hurray_error *err) {
+    HR_TRY(check_buffer_args(data, alignment_log2, err));
+    HR_TRY(reserve(allocator, size, alignment_log2, data, err));
+    if (*data) budget_count(*data, budget);
+    return HURRAY_OK;
+}
+
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err) {
     struct buffer_header h;
     if (!data) return HURRAY_OK;
@@ -170,6 +241,7 @@ void hurray_item_buffer_free(const struct hurray_allocator *allocator, uint8_t *
     struct buffer_header h;
     if (!data) return;
     memcpy(&h, data - BUFFER_HEADER_BYTES, sizeof h);
+    if (h.budget) budget_return(&h, h.source == FROM_ALLOCATOR ? BUFFER_HEADER_BYTES : 0);
     if (h.source == FROM_RESERVATION)
         keep_reservation(data, &h);
     else

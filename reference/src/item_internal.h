@@ -19,6 +19,32 @@ int hri_item_alloc_members(struct hurray_item *it, uint32_t count, struct hurray
  * with owns_buffers = HURRAY_ITEM_OWNS_ALIGNED. */
 int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err);
 
+/* errors-and-limits.md HR-LIMIT-2: a stream reader's slack budget -- the
+ * alignment slack and the sizes of the buffers it set aside that are still
+ * alive (its items', yielded or being read), in a block the reader and each
+ * such buffer hold a reference to (item.c), so items may outlive the reader
+ * and be freed on any thread. */
+struct hri_slack_budget;
+/* A budget holding nothing, with one reference (the reader's). */
+int hri_slack_budget_new(const struct hurray_allocator *a, struct hri_slack_budget **out,
+                         struct hurray_error *err);
+/* Drops one reference; the last frees the block. NULL-tolerant. */
+void hri_slack_budget_release(struct hri_slack_budget *b);
+/* What it holds now (another thread may be handing some back). */
+void hri_slack_budget_held(struct hri_slack_budget *b, uint64_t *slack, uint64_t *bytes);
+/* The check of HR-LIMIT-2 for descriptor `d` about to be set aside: the
+ * budget's slack plus d's against its bytes plus d's plus `limit` (saturating
+ * at 2^64 - 1). LIMIT when over, with *over filled: the sums with d's whole
+ * table, and the index of d's first buffer at which the running sums, in table
+ * order, passed; OK otherwise, and always for a descriptor with no non-empty
+ * buffer (it sets nothing aside). `budget` NULL counts as holding nothing. */
+struct hri_slack_over {
+    uint64_t slack, bytes;
+    unsigned buffer;
+};
+int hri_slack_check(struct hri_slack_budget *budget, const struct hurray_descriptor *d,
+                    uint64_t limit, struct hri_slack_over *over);
+
 /* What a stream reader commits of a buffer ahead of its bytes, at most
  * (stream.md HR-STREAM-16); buffers this size or larger are reserved. */
 #define HRI_COMMIT_STEP ((size_t)1 << 20)
@@ -26,24 +52,17 @@ int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err
  * hurray_item_buffer_free), but with memory committed only as it fills: a
  * size of HRI_COMMIT_STEP or more reserves address space from the system
  * (not from `allocator`) with nothing committed yet; below that it is
- * hurray_item_buffer_alloc. */
+ * hurray_item_buffer_alloc. Counted in `budget` (NULL: none) until
+ * hurray_item_buffer_free hands its slack and size back (HR-LIMIT-2). */
 int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t size,
-                            uint8_t alignment_log2, uint8_t **data, struct hurray_error *err);
+                            uint8_t alignment_log2, struct hri_slack_budget *budget,
+                            uint8_t **data, struct hurray_error *err);
 /* The largest reservation (data and alignment) kept, once released, for the
  * next of the same size (item.c, stream.md HR-STREAM-16): 64 MiB of data. */
 #define HRI_KEEP_MAX_BYTES (((size_t)64 << 20) + 4096u)
 /* Commits the first `upto` bytes of such a buffer (rounded up to pages); a
  * no-op for one allocated whole. `upto` <= its size. */
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);
-
-/* Alignment slack (errors-and-limits.md HR-LIMIT-2): the running sums of an
- * item -- *slack, the padding its buffers' declared alignments may need beyond
- * the minimum 64, and *bytes, their sizes -- with descriptor `d`'s buffers
- * added (both in and out), then *slack <= *bytes + lim->max_alignment_slack
- * checked (LIMIT, field "buffers"). Called before any buffer of `d` is set
- * aside; the item starts at 0 and 0. */
-int hri_item_slack_add(const struct hurray_descriptor *d, uint64_t *slack, uint64_t *bytes,
-                       const struct hurray_limits *lim, struct hurray_error *err);
 
 /* ---- limits ---------------------------------------------------------------- */
 

@@ -141,7 +141,11 @@ struct hurray_stream_reader {
     struct open_head heads[MAX_DEPTH]; /* open composites, outermost first */
     uint32_t depth;
     uint64_t member_total; /* HR-COMP-9, over the current top-level item */
-    uint64_t item_slack, item_bytes; /* HR-LIMIT-2, over the current top-level item */
+    /* HR-LIMIT-2: the slack of this reader's buffers still alive (NULL when
+     * max_alignment_slack is 2^64 - 1: nothing to count), and the index of the
+     * top-level item being read, which a refusal names */
+    struct hri_slack_budget *budget;
+    uint64_t items_started;
 
     /* annotations (HR-STREAM-17, -18): the one being read or pending (read,
      * its item next), and the one of the item next() last yielded */
@@ -198,9 +202,15 @@ static int reader_new(const struct hurray_stream_reader_options *opt, int read_a
     hurray_kv_init(&r->pend_kv);
     hurray_kv_init(&r->cur_kv);
     r->stage = ST_FRAME;
+    if (r->limits.max_alignment_slack != UINT64_MAX &&
+        hri_slack_budget_new(a, &r->budget, err) != HURRAY_OK) {
+        hri_free(a, r, sizeof *r);
+        return HURRAY_E_NOMEM;
+    }
     if (read_ahead) {
         r->ahead = hri_alloc(a, READ_AHEAD_BYTES);
         if (!r->ahead) {
+            hri_slack_budget_release(r->budget);
             hri_free(a, r, sizeof *r);
             return hri_fail(err, HURRAY_E_NOMEM, "reader",
                             "stream reader: cannot allocate its %u-byte read-ahead block",
@@ -440,8 +450,7 @@ static int new_node(struct hurray_stream_reader *r, struct hurray_item **node,
     if (r->depth == 0) {
         r->root = *node;
         r->member_total = 0;
-        r->item_slack = 0;
-        r->item_bytes = 0;
+        r->items_started++;
     } else {
         struct open_head *top = &r->heads[r->depth - 1];
         top->item->members[top->next] = *node;
@@ -518,7 +527,7 @@ static int begin_buffer(struct hurray_stream_reader *r, struct hurray_error *e) 
         r->buffer_index++;
     if (r->buffer_index == d->buffer_count) return node_done(r, e);
     const struct hurray_buffer_desc *b = &d->buffers[r->buffer_index];
-    HR_TRY(hri_item_buffer_reserve(r->allocator, b->size, b->alignment_log2,
+    HR_TRY(hri_item_buffer_reserve(r->allocator, b->size, b->alignment_log2, r->budget,
                                    &r->tensor->buffers[r->buffer_index].data, e));
     r->stage = ST_BUFFER;
     r->filled = 0;
@@ -538,12 +547,38 @@ static int commit_ahead(struct hurray_stream_reader *r, struct hurray_error *e) 
     return HURRAY_OK;
 }
 
-/* Step 8: the item's alignment slack (errors-and-limits.md HR-LIMIT-2) before
- * anything of this tensor's buffers is set aside; then its buffers. */
+/* Step 8, HR-LIMIT-2 refused: the record names the item (its index among the
+ * stream's top-level items), the member path inside a composite (in the
+ * message: a path 64 levels deep does not fit the field) and the buffer. */
+static int slack_refused(const struct hurray_stream_reader *r, const struct hri_slack_over *o,
+                         struct hurray_error *e) {
+    char f[HURRAY_ERROR_FIELD_MAX], path[96];
+    size_t n = 0;
+    path[0] = 0;
+    for (uint32_t k = 0; k < r->depth && n < sizeof path; k++) {
+        int w = snprintf(path + n, sizeof path - n, "%smembers[%lu]", k ? "." : ", ",
+                         (unsigned long)r->heads[k].next);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    hri_fieldf(f, "buffers[%u]", o->buffer);
+    return hri_fail_at(e, HURRAY_E_LIMIT, r->frame_start + 8, f,
+                       "item %llu%s, %s: the reader's alignment slack of %llu bytes would "
+                       "exceed its %llu buffer bytes by more than max_alignment_slack %llu "
+                       "(HR-LIMIT-2; items kept alive count)",
+                       (unsigned long long)(r->items_started - 1), path, f,
+                       (unsigned long long)o->slack, (unsigned long long)o->bytes,
+                       (unsigned long long)r->limits.max_alignment_slack);
+}
+
+/* Step 8: the reader's alignment slack (errors-and-limits.md HR-LIMIT-2) --
+ * its live buffers' and this descriptor's -- before anything of this tensor's
+ * buffers is set aside; then its buffers. */
 static int open_tensor(struct hurray_stream_reader *r, struct hurray_item *node,
                        struct hurray_error *e) {
-    HR_TRY(at(hri_item_slack_add(node->descriptor, &r->item_slack, &r->item_bytes, &r->limits, e),
-              e, r->frame_start + 8));
+    struct hri_slack_over over;
+    if (hri_slack_check(r->budget, node->descriptor, r->limits.max_alignment_slack, &over) !=
+        HURRAY_OK)
+        return slack_refused(r, &over, e);
     HR_TRY(hri_item_alloc_buffer_table(node, e));
     r->tensor = node;
     r->buffer_index = 0;
@@ -1014,6 +1049,7 @@ void hurray_stream_reader_destroy(struct hurray_stream_reader *r) {
     hurray_kv_reset(&r->cur_kv);
     hri_free(a, r->ann_name, r->ann_name_cap);
     hri_free(a, r->cur_name, r->cur_name_cap);
+    hri_slack_budget_release(r->budget); /* its buffers still alive keep it */
     hri_free(a, r, sizeof *r);
 }
 

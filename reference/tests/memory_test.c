@@ -196,32 +196,48 @@ static int probe_kv(const uint8_t *src, size_t len, long *peak) {
 /* How the reading ended: OK, or LIMIT for an input a reader refuses (printed last). */
 static int probe_outcome = HURRAY_OK;
 
-/* Every item of a stream reader, all kept until the end: one composite of MEMBERS -- or a
- * refusal with LIMIT (the peak measured when it comes: the reader holds the item read so
- * far until then). */
+/* What the stream probes expect (set from the case's name, probe_main): one composite of
+ * MEMBERS, kept (0); TOP_ITEMS top-level tensors, every one kept until the end ('k'); or the
+ * same, each freed as soon as the next is read ('d'). */
+#define TOP_ITEMS 65536u
+static int probe_items = 0;
+
+/* Every item of a stream reader, as probe_items says -- or a refusal with LIMIT (the peak
+ * measured when it comes: the reader holds the item read so far, and the items kept, until
+ * then). */
 static int read_composite(struct hurray_stream_reader *r, long *peak) {
-    struct hurray_item *items[4];
-    size_t n = 0;
+    struct hurray_item **items = NULL, *last = NULL;
+    size_t n = 0, cap = 0;
     struct hurray_error err;
+    int st;
     for (;;) {
         struct hurray_item *it = NULL;
-        int st = hurray_stream_reader_next(r, &it, &err);
-        if (st == HURRAY_E_LIMIT) {
-            *peak = status_kib("VmHWM");
-            probe_outcome = st;
-            for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
-            hurray_stream_reader_destroy(r);
-            return 0;
+        st = hurray_stream_reader_next(r, &it, &err);
+        if (st != HURRAY_OK || !it) break;
+        if (probe_items == 'd') { /* the consumer drops what it read */
+            hurray_item_destroy(last);
+            last = it;
+            n++;
+            continue;
         }
-        if (st != HURRAY_OK) return probe_fail("next", st, &err);
-        if (!it) break;
-        if (n == 4) return probe_fail("more items than expected", HURRAY_E_INTERNAL, NULL);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            struct hurray_item **more = realloc(items, cap * sizeof *items);
+            if (!more) return probe_fail("realloc", HURRAY_E_NOMEM, NULL);
+            items = more;
+        }
         items[n++] = it;
     }
     *peak = status_kib("VmHWM");
-    if (n != 1 || items[0]->member_count != MEMBERS)
-        return probe_fail("not the composite", HURRAY_E_INTERNAL, NULL);
-    for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
+    if (st == HURRAY_E_LIMIT)
+        probe_outcome = st;
+    else if (st != HURRAY_OK)
+        return probe_fail("next", st, &err);
+    else if (probe_items ? n != TOP_ITEMS : n != 1 || items[0]->member_count != MEMBERS)
+        return probe_fail("not the items expected", HURRAY_E_INTERNAL, NULL);
+    for (size_t i = 0; items && i < n; i++) hurray_item_destroy(items[i]);
+    free(items);
+    hurray_item_destroy(last);
     hurray_stream_reader_destroy(r);
     return 0;
 }
@@ -317,6 +333,11 @@ static int probe_main(const char *which, const char *path) {
     uint8_t *src = NULL;
     long base, peak = -1;
     int rc;
+    /* "kept-CASE", "dropped-CASE": the stream probes over TOP_ITEMS top-level items */
+    if (strncmp(which, "kept-", 5) == 0 || strncmp(which, "dropped-", 8) == 0) {
+        probe_items = which[0] == 'k' ? 'k' : 'd';
+        which = strchr(which, '-') + 1;
+    }
     if (!reads_by_path(which)) {
         src = read_all(path, &len);
         if (!src) return probe_fail("read", HURRAY_E_IO, NULL);
@@ -410,6 +431,26 @@ static void make_stream_page_aligned(const char *path) {
     TEST_PATCH_BUFFER(m->descriptor, 0, alignment_log2, 12);
     make_group_stream(path, m);
 }
+/* The same attack as TOP_ITEMS top-level items: frames of uint8[1] whose buffer declares
+ * 4 KiB alignment, 80 bytes each (5.0 MiB) -- a page each to honour the alignment, with
+ * every item its own (errors-and-limits.md HR-LIMIT-2 counts the items a consumer keeps). */
+static void make_top_page_aligned(const char *path) {
+    struct hurray_item *m = tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){1}, 1);
+    TEST_PATCH_BUFFER(m->descriptor, 0, alignment_log2, 12);
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, &err), HURRAY_OK);
+    for (uint32_t i = 0; i < TOP_ITEMS; i++)
+        assert_status(hurray_stream_writer_write(w, m, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &data, &len, &err), HURRAY_OK);
+    assert_int_equal(len, 80u * TOP_ITEMS);
+    write_file(path, data, len);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(m);
+}
+
 static void make_stream_smallest(const char *path) {
     make_group_stream(path, smallest_member());
 }
@@ -723,6 +764,40 @@ static void test_HR_LIMIT_2_page_aligned_members_refused_within_budget(void **st
     assert_true(growth > BUDGET_FACTOR * input + BUDGET_SLACK);
 }
 
+/* The same attack as 65,536 top-level items (80 bytes of stream each, 5.0 MiB), every one
+ * kept by the consumer: each item's slack is its own, but the reader's budget counts the
+ * items still alive (HR-LIMIT-2), so every stream reader refuses the stream within the
+ * budget -- and, with the limit off, holds a page an item, far past it (the test can fail). */
+static void test_HR_LIMIT_2_kept_page_aligned_items_refused_within_budget(void **state) {
+    (void)state;
+    check_refusal_budgets(make_top_page_aligned, "kept-stream", "kept-stream-fd",
+                          "kept-stream-callback", (const char *)NULL);
+    if (UNDER_ASAN) return; /* resident sizes measure the sanitizer there */
+    char path[] = "/tmp/hurray-memory-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    make_top_page_aligned(path);
+    uint64_t input = 0, growth = 0;
+    char outcome[32] = {0};
+    run_probe("kept-stream-no-slack-limit", path, &input, &growth, outcome);
+    unlink(path);
+    print_message("kept-stream-no-slack-limit: input %llu bytes, peak growth %llu bytes "
+                  "(%.2fx)\n",
+                  (unsigned long long)input, (unsigned long long)growth,
+                  (double)growth / (double)input);
+    assert_string_equal(outcome, "OK");
+    assert_true(growth > BUDGET_FACTOR * input + BUDGET_SLACK);
+}
+
+/* A consumer that frees each item once it has the next reads the whole hostile stream, in
+ * every stream reader: freed items hand their slack back (HR-LIMIT-2). */
+static void test_HR_LIMIT_2_dropped_page_aligned_items_read_whole(void **state) {
+    (void)state;
+    check_budgets(make_top_page_aligned, "dropped-stream", "dropped-stream-fd",
+                  "dropped-stream-callback", (const char *)NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2], argv[3]);
     if (argc < 1 || !realpath(argv[0], self_path)) {
@@ -740,6 +815,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_HR_FILE_13_kv_reader_memory_follows_input),
         cmocka_unit_test(test_HR_KV_9_decoded_map_follows_input),
         cmocka_unit_test(test_HR_LIMIT_2_page_aligned_members_refused_within_budget),
+        cmocka_unit_test(test_HR_LIMIT_2_kept_page_aligned_items_refused_within_budget),
+        cmocka_unit_test(test_HR_LIMIT_2_dropped_page_aligned_items_read_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1481,9 +1481,11 @@ def build_stream_impl(c):
 
 
 def build_stream_align_slack(c):
-    """errors-and-limits.md HR-LIMIT-2 (stream.md HR-STREAM-9 step 8): an item's alignment slack
-    (2^alignment_log2 - 64 for each non-empty buffer declaring more than 64) may exceed its
-    buffer bytes by at most max_alignment_slack (1 MiB by default)."""
+    """errors-and-limits.md HR-LIMIT-2 (stream.md HR-STREAM-9 step 8): the alignment slack
+    (2^alignment_log2 - 64 for each non-empty buffer declaring more than 64) of the items a
+    reader yielded that are still alive -- the corpus's consumer keeps every item until the
+    stream's end -- and of the item being read may exceed their buffer bytes by at most
+    max_alignment_slack (1 MiB by default)."""
     y, n = c.ystream, c.nstream
 
     def paged(k, size=1):  # k members of `size` bytes, each buffer declaring 4096
@@ -1507,9 +1509,29 @@ def build_stream_align_slack(c):
       "one-byte members declaring 1, 8 and 64: no slack (the minimum 64 is not counted; "
       "max_alignment_slack 0)", refs, options={"max_alignment_slack": 0})
     one = T("uint8", [1], buffers=[Buf(1, 12)])
-    y("y_stream_align_slack__per_item", [one, one, one],
-      "three top-level one-byte tensors declaring 4096: 4032 <= 1 + 4031 for each item "
-      "(the sums run over one item)", refs, options={"max_alignment_slack": 4031})
+    # the sums run over the items kept (y_stream_align_slack__per_item, withdrawn, read three
+    # such items with 4031 when each item had an allowance of its own)
+    y("y_stream_align_slack__kept_items_at_limit", [one, one, one],
+      "three top-level one-byte tensors declaring 4096, all kept: slack 3 x 4032 = 12096 = 3 "
+      "bytes + max_alignment_slack 12093", refs, options={"max_alignment_slack": 12093})
+    n("n_stream_align_slack__kept_items_over_limit", C.stream_encode([one, one, one])[0],
+      "LIMIT", 2,
+      "three top-level one-byte tensors declaring 4096, all kept: the third passes 3 bytes + "
+      "max_alignment_slack 12092 (two items yielded)", refs,
+      options={"max_alignment_slack": 12092})
+    n("n_stream_align_slack__kept_items_one_each", C.stream_encode([one, one])[0], "LIMIT", 1,
+      "two top-level one-byte tensors declaring 4096 with max_alignment_slack 4031: enough for "
+      "either alone, not for both kept", refs, options={"max_alignment_slack": 4031})
+    big = T("uint8", [4096], seed=5, buffers=[Buf(4096, 6)])
+    y("y_stream_align_slack__kept_bytes_pay", [big, one],
+      "a kept 4096-byte tensor declaring 64, then a one-byte tensor declaring 4096: slack 4032 "
+      "<= 4097 bytes held (max_alignment_slack 0)", refs, options={"max_alignment_slack": 0})
+    kept = 261  # top-level items: 261 x 4032 > 261 + 2^20, as k members below
+    n("n_stream_align_slack__kept_items_over_default", C.stream_encode([one] * kept)[0], "LIMIT",
+      kept - 1,
+      f"{kept} top-level one-byte tensors declaring 4096, all kept: item {kept - 1} passes "
+      f"{kept} bytes + 1 MiB (the default); 65,536 such items kept would hold a page each, 57x "
+      "the stream", refs)
     y("y_stream_align_slack__empty_buffer", [T("uint8", [0], buffers=[Buf(0, 0)])],
       "an empty buffer has no slack (max_alignment_slack 0)", refs, options={"max_alignment_slack": 0})
     # the hostile class: one-byte members that each declare a page, under the default limit

@@ -7,7 +7,7 @@ from tables import DEFAULT_LIMITS, ERROR_CODES
 
 FORMAT = "hurray-conformance"
 SCHEMA_VERSION = 5
-CORPUS_VERSION = "2026.12.3"
+CORPUS_VERSION = "2026.12.4"
 SPEC_VERSION = ["1.0"]
 GENERATOR = {"name": "hurray-vectors-gen", "version": "5"}
 # the top-level folder of each class (vectors/SCHEMA.md § Files)

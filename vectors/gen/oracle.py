@@ -915,19 +915,28 @@ MIN_BUFFER_ALIGNMENT = 64  # buffer-protocol.md § Alignment
 
 def _alignment_slack(d, total, lim, where):
     """errors-and-limits.md HR-LIMIT-2 (stream.md HR-STREAM-9 step 8), before a tensor's
-    buffers: total[1] and total[2] are the item's running alignment slack and buffer bytes."""
-    for bf in d["buffers"]:
-        if bf["size"] and bf["alignment"] > MIN_BUFFER_ALIGNMENT:
+    buffers: total[1] and total[2] are the reader's running alignment slack and buffer bytes
+    -- every item it yielded (the corpus's consumer keeps them all, § Golden corpus) and the
+    descriptors read so far of this one."""
+    first = None  # the first buffer at which the running sums pass (the field named)
+    for j, bf in enumerate(d["buffers"]):
+        if not bf["size"]:
+            continue  # never allocated
+        if bf["alignment"] > MIN_BUFFER_ALIGNMENT:
             total[1] += bf["alignment"] - MIN_BUFFER_ALIGNMENT
         total[2] += bf["size"]
-    if total[1] > min(total[2] + lim["max_alignment_slack"], U64_MAX):
-        fail("LIMIT", f"{where}.buffers: alignment slack {total[1]} > {total[2]} buffer bytes "
-                      f"+ max_alignment_slack")
+        if first is None and total[1] > min(total[2] + lim["max_alignment_slack"], U64_MAX):
+            first = j
+    # a descriptor with no non-empty buffer sets nothing aside and is not checked; else the
+    # last one's running sums are the total
+    if first is not None and total[1] > min(total[2] + lim["max_alignment_slack"], U64_MAX):
+        fail("LIMIT", f"{where}.buffers[{first}]: alignment slack {total[1]} > {total[2]} "
+                      f"buffer bytes + max_alignment_slack")
 
 
 def _head_rules(h, depth, total, lim, where):
-    """composite.md step 2 for a head at `depth`; total: [running member total, alignment
-    slack, buffer bytes] of the top-level item."""
+    """composite.md step 2 for a head at `depth`; total: [running member total of the
+    top-level item, the reader's alignment slack, buffer bytes] (_alignment_slack)."""
     if depth > lim["max_composite_depth"]:
         fail("LIMIT", f"{where}: depth {depth}")
     total[0] += h["layout"]["member_count"]
@@ -1122,6 +1131,7 @@ def decode_stream(data, options=None):
     cm = bool((options or {}).get("cross_machine"))
     need_end = bool((options or {}).get("require_end_frame"))
     items, offsets, pos = [], [], 0
+    held = [0, 0]  # HR-LIMIT-2: the slack and bytes of the items yielded, all kept
     try:
         while True:
             if pos == len(b):  # a frame boundary outside a composite with no byte left
@@ -1130,11 +1140,13 @@ def decode_stream(data, options=None):
                 end = "eof"
                 break
             start = pos
+            total = [0] + held
             try:
-                it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, [0, 0, 0])
+                it, pos = _stream_item(b, pos, lim, opts, cm, None, None, 0, total)
             except _EndFrame:
                 end = "end_frame"
                 break
+            held = total[1:]
             items.append(it)
             offsets.append(start)
         return "OK", {"items": items, "frame_offsets": offsets + [pos], "end": end}, len(items)

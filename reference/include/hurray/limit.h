@@ -27,8 +27,9 @@ HURRAY_EXTERN_C_BEGIN
 #define HURRAY_DEFAULT_MAX_KV_BYTES (UINT64_C(64) << 20)
 #define HURRAY_DEFAULT_MAX_NAME_BYTES 1024u
 #define HURRAY_DEFAULT_MAX_FILE_TENSORS (1u << 20)
-/* errors-and-limits.md HR-LIMIT-2: bytes of alignment padding an item read from a
- * stream may need beyond the bytes of its buffers */
+/* errors-and-limits.md HR-LIMIT-2: bytes of alignment padding the items a stream
+ * reader yielded that are still alive (not yet hurray_item_destroy'ed), and the item
+ * it is reading, may need beyond the bytes of their buffers */
 #define HURRAY_DEFAULT_MAX_ALIGNMENT_SLACK (UINT64_C(1) << 20)
 
 struct hurray_limits {

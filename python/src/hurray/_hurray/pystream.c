@@ -267,7 +267,7 @@ static void reader_release(ReaderObject *self) {
 
 static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     /* the limits first (one table, io.c), then the options; the KV and name limits bound an
-     * annotation frame (stream.md HR-STREAM-17), max_alignment_slack an item's declared
+     * annotation frame (stream.md HR-STREAM-17), max_alignment_slack the live items' declared
      * alignments (errors-and-limits.md HR-LIMIT-2) */
     static const char *const names[] = {"source",           "max_descriptor_bytes",
                                         "max_buffer_bytes", "max_composite_depth",
@@ -557,7 +557,9 @@ static PyType_Slot reader_slots[] = {
          "caller's), or bytes-like data (held, not copied). io.BytesIO is refused (pass\n"
          "its getvalue()). The limits bound what a frame may claim before anything is\n"
          "allocated (None: the format's defaults); max_alignment_slack (1 MiB) bounds the\n"
-         "padding an item's declared buffer alignments may need beyond its buffer bytes.\n"
+         "padding the declared buffer alignments of the items still alive (those yielded\n"
+         "and kept, and the one being read) may need beyond their buffer bytes; an item\n"
+         "hands its share back when collected.\n"
          "Exceeding a limit, a corrupt frame, a stream cut inside a frame or a transport\n"
          "error raise StreamError, and the reader stays failed. cross_machine=True\n"
          "refuses buffers that are not producer_synced. require_end_frame=True makes a\n"
