@@ -200,10 +200,11 @@ _DESCRIPTOR_FIELDS = ("version", "dtype", "shape", "layout", "quantization", "st
 
 
 def same_saved(a, b) -> bool:
-    """`same` for a tensor and its saved-and-loaded copy: equal descriptors except the declared
-    buffer alignment (exempt from the round-trip obligation: a file declares the alignment it
-    places a buffer at, not one measured from where the source lived; file-container.md
-    § Declared alignment of saved buffers), and equal bytes."""
+    """`same` for a tensor and its saved-and-loaded or streamed copy: equal descriptors except
+    the declared buffer alignment (exempt from the round-trip obligation: a file or a stream
+    declares the alignment an owned buffer would, not one measured from where the source lived;
+    file-container.md § Declared alignment of saved buffers, stream.md § Declared alignment of
+    written buffers), and equal bytes."""
     if isinstance(a, Composite) and isinstance(b, Composite):
         return (a.layout == b.layout and a.shape == b.shape and a.dtype == b.dtype
                 and a.member_roles == b.member_roles and len(a.members) == len(b.members)

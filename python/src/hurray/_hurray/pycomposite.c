@@ -192,10 +192,11 @@ static int present(hrpy_state *st, struct built_item *b, const struct hurray_des
     int host = mode == HRPY_ITEM_FILE && (d->device != HURRAY_DEVICE_CPU ||
                                           d->memory_class != HURRAY_MEM_STANDARD);
     int relabel = (d->has_role != 0) != (role != 0) || (role != 0 && d->role != role);
-    /* a file declares alignments chosen, never measured from where the source happened
-     * to be (file-container.md § Declared alignment of saved buffers) */
+    /* a file or a stream declares alignments chosen, never measured from where the source
+     * happened to be (file-container.md § Declared alignment of saved buffers; stream.md
+     * HR-STREAM-10 § Declared alignment of written buffers) */
     int realign = 0;
-    if (mode == HRPY_ITEM_FILE && tensor != NULL)
+    if (mode != HRPY_ITEM_VALIDATE && tensor != NULL)
         for (unsigned i = 0; i < d->buffer_count; i++)
             realign |= hrpy_tensor_file_align_log2(tensor, i) != d->buffers[i].alignment_log2;
     if (!host && !relabel && !realign) {
