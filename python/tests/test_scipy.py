@@ -352,8 +352,11 @@ def _index_views(t):
         mm = t.to_scipy()
         views += [(f"to_scipy() matrix index {k}", a) for k, a in
                   enumerate(list(mm.coords) if t.layout.name == "coo" else [mm.indices, mm.indptr])]
+    native = hurray.from_hurray(t)  # the native protocol carries the read-only flag
     for i in range(1, last + 1):
-        views.append((f"buffer({i})", t.buffer(i)))
+        views += [(f"buffer({i})", t.buffer(i)), (f"from_hurray buffer({i})", native.buffer(i)),
+                  (f"Tensor over buffer({i})", np.asarray(hurray.Tensor(
+                      [t.buffer(i)], hurray.uint8, (t.buffer(i).nbytes,))))]
     for c in comps:
         v = getattr(t, c)
         views += [(f"{c} asarray", np.asarray(v)), (f"{c} __array__", v.__array__()),
