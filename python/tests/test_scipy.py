@@ -436,6 +436,14 @@ def test_REQ_SCIPY_TO_in_place_methods_and_copy_true_HR_LAYOUT_26():
     mc.sort_indices()
     mc.sum_duplicates()
     assert mc.count_nonzero() == 3
+    with pytest.raises(ValueError, match="read-only"):
+        mc.eliminate_zeros()  # always writes (SciPy's csr_eliminate_zeros)
+    # SciPy's COO methods build new arrays: they work over read-only coords
+    cm = hurray.from_scipy(sp.coo_matrix(src)).to_scipy()
+    assert not cm.coords[0].flags.writeable
+    cm.sum_duplicates()
+    cm.eliminate_zeros()
+    assert cm.nnz == 2 and cm.coords[0].flags.writeable
     for array in (False, True):
         c = t.to_scipy(array=array, copy=True)
         arrays = [c.data, c.indices, c.indptr]
