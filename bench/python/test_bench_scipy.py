@@ -9,8 +9,11 @@ Subjects, per call:
                   index arrays);
                 - int64: the index arrays are checked in place and shared (no copy).
   to_scipy      t.to_scipy() (a csr_matrix) and t.to_scipy(array=True) (a csr_array), over the
-                tensor's buffers (values, and the uint64 indices viewed as int64), after the
-                index check.
+                tensor's buffers (values, and the uint64 indices viewed as int64), for two
+                tensors: `owned` (from_scipy of the int32 matrix: index memory hurray imported,
+                checked once and handed out read-only, memory-layout.md § Checked once, so no
+                export reads it again) and `shared` (from_scipy of the int64 arrays, copy=False:
+                the caller's memory, checked at every export).
 Anchors, over the same arrays: scipy.sparse.csr_matrix((data, indices, indptr), shape,
 copy=False) -- the issue's anchor (hurray / anchor <= 1.5). With int32 arrays SciPy does no work
 proportional to nnz; with int64 ones its matrix constructor scans them and narrows them to int32
@@ -18,9 +21,9 @@ proportional to nnz; with int64 ones its matrix constructor scans them and narro
 (indices.astype(np.uint64), indptr.astype(np.uint64)); for int64, csr_array((...), copy=False),
 which keeps int64 arrays as they are (no scan, no copy).
 
-Every hurray subject checks the index contents (memory-layout.md § Index contents, a linear
-pass SciPy's constructors skip), so its cost grows with nnz where SciPy's int32 constructor's
-does not. Cases: `small` (1000 x 1000, ~10,000 random entries) and `large` (100,000 x 100,000,
+Every from_scipy subject and the shared to_scipy subjects check the index contents
+(memory-layout.md § Index contents, a linear pass SciPy's constructors skip), so their cost
+grows with nnz where SciPy's int32 constructor's does not; the owned to_scipy subjects do not. Cases: `small` (1000 x 1000, ~10,000 random entries) and `large` (100,000 x 100,000,
 ~1,000,000).
 
     .venv/bin/python -m pytest bench/python/test_bench_scipy.py --benchmark-only
@@ -52,13 +55,16 @@ def build(case):
     m64 = sp.csr_array((d, i64, p64), shape=shape, copy=False)  # the array class keeps int64
     assert np.shares_memory(m64.indices, i64) and m64.indices.dtype == np.int64
     t = hurray.from_scipy(m64, copy=False)
-    return dict(shape=shape, d=d, i32=i32, p32=p32, i64=i64, p64=p64, m32=m32, m64=m64, t=t)
+    own = hurray.from_scipy(m32)  # the int32 indices imported: hurray's own, checked once
+    assert not np.asarray(own.col_indices).flags.writeable
+    return dict(shape=shape, d=d, i32=i32, p32=p32, i64=i64, p64=p64, m32=m32, m64=m64, t=t,
+                own=own)
 
 
 def pairs(c):
     """(subject name, subject, anchor name, anchor) for one case's arrays `c`."""
     d, i32, p32, i64, p64, shape = c["d"], c["i32"], c["p32"], c["i64"], c["p64"], c["shape"]
-    m32, m64, t = c["m32"], c["m64"], c["t"]
+    m32, m64, t, own = c["m32"], c["m64"], c["t"], c["own"]
 
     def anchor32():
         return sp.csr_matrix((d, i32, p32), shape=shape, copy=False)
@@ -79,11 +85,15 @@ def pairs(c):
     arr64 = ("csr_array int64", array64)
     from32 = ("from_scipy(m) int32 (widened)", lambda: hurray.from_scipy(m32))
     from64 = ("from_scipy(m) int64 (shared)", lambda: hurray.from_scipy(m64))
-    to_m = ("t.to_scipy()", lambda: t.to_scipy())
-    to_a = ("t.to_scipy(array=True)", lambda: t.to_scipy(array=True))
+    own_m = ("t.to_scipy() owned", lambda: own.to_scipy())
+    own_a = ("t.to_scipy(array=True) owned", lambda: own.to_scipy(array=True))
+    to_m = ("t.to_scipy() shared", lambda: t.to_scipy())
+    to_a = ("t.to_scipy(array=True) shared", lambda: t.to_scipy(array=True))
     return [
         (*from32, *a32), (*from32, *a32w),
         (*from64, *a64), (*from64, *arr64),
+        (*own_m, *a32), (*own_m, *a64),
+        (*own_a, *a32), (*own_a, *arr64),
         (*to_m, *a32), (*to_m, *a64),
         (*to_a, *a32), (*to_a, *arr64),
     ]
@@ -96,8 +106,9 @@ def mats():
 
 ANCHORS = ["csr_matrix int32", "csr_matrix int32 + astype(uint64) x2", "csr_matrix int64",
            "csr_array int64"]
-SUBJECTS = ["from_scipy(m) int32 (widened)", "from_scipy(m) int64 (shared)", "t.to_scipy()",
-            "t.to_scipy(array=True)"]
+SUBJECTS = ["from_scipy(m) int32 (widened)", "from_scipy(m) int64 (shared)",
+            "t.to_scipy() owned", "t.to_scipy(array=True) owned", "t.to_scipy() shared",
+            "t.to_scipy(array=True) shared"]
 
 
 def lookup(c, name):
@@ -125,7 +136,8 @@ def test_subject(benchmark, mats, case, which):
     if which.startswith("from_scipy") and "int64" in which:  # shared: no copy
         assert np.asarray(out.col_indices).ctypes.data == c["i64"].ctypes.data
     if which.startswith("t.to_scipy"):  # the tensor's own buffers
-        assert out.indices.ctypes.data == np.asarray(c["t"].col_indices).ctypes.data
+        t = c["own"] if which.endswith("owned") else c["t"]
+        assert out.indices.ctypes.data == np.asarray(t.col_indices).ctypes.data
     benchmark.group = f"scipy-{case}"
     benchmark.extra_info.update(role="subject")
     benchmark(lookup(c, which))

@@ -196,11 +196,13 @@ def owner(a):
 
 
 def test_REQ_SCIPY_TO_array_bases_are_the_tensor_and_writes_go_through():
-    t = hurray.from_scipy(sp.csr_array(np.eye(3)))
+    t = hurray.from_scipy(sp.csr_array(np.eye(3)))  # int32 indices: widened, hurray's own
     m = t.to_scipy(array=True)
     for a in (m.data, m.indices, m.indptr):
         assert owner(a) is t  # SciPy may slice our view; the chain ends at the tensor
-        assert a.flags.writeable
+    assert m.data.flags.writeable  # the values are writable: the check never reads them
+    # index memory hurray owns is handed out read-only (checked once: HR-LAYOUT-24)
+    assert not m.indices.flags.writeable and not m.indptr.flags.writeable
     m.data[0] = 42.0  # writes through: it is the tensor's memory
     assert np.asarray(t.values)[0] == 42.0
 
@@ -280,24 +282,21 @@ def test_REQ_SPARSE_INDEX_CONTENTS_checked_both_ways_HR_LAYOUT_24():
         big.to_scipy()  # never handed to SciPy as a negative int64
 
 
-def test_REQ_SPARSE_INDEX_CONTENTS_rechecked_at_every_export_HR_LAYOUT_24():
-    """Every to_scipy re-reads the index buffers: whoever can write them may have since.
-
-    Both sides of memory-layout.md § Index contents' export rule: a writable source shared
-    by from_scipy (int64, copy=False) stays its owner's to write; and a tensor whose index
-    buffers hurray allocated itself (the widened copy of int32 arrays) hands them to SciPy
-    writable, because SciPy's in-place methods write them, so a SciPy user can break them
-    too. Neither is ever handed to SciPy again unchecked."""
-    data = np.ones(3)
-    # shared: the caller's int64 arrays, written after construction
+def test_REQ_SPARSE_INDEX_CONTENTS_rechecked_at_every_export_when_borrowed_HR_LAYOUT_24():
+    """Index memory shared with the caller (int64, copy=False) is re-read at every to_scipy:
+    its owner can write it at any time (memory-layout.md § Index contents, § Checked once)."""
     ind, ptr = aligned(np.array([0, 2, 1], np.int64)), aligned(np.array([0, 2, 3], np.int64))
-    data = aligned(data)
+    data = aligned(np.ones(3))
     t = hurray.from_scipy(sp.csr_array((data, ind, ptr), shape=(2, 3), copy=False), copy=False)
-    assert np.shares_memory(t.to_scipy(array=True).indices, ind)
+    m = t.to_scipy(array=True)
+    assert addr(m.indices) == addr(ind) and addr(m.indptr) == addr(ptr)
+    assert m.indices.flags.writeable  # the caller's memory: writable, as the caller's array is
     ind[1] = 3  # out of range
     for array in (False, True):
         with pytest.raises(InvalidDescriptorError, match=r"col_indices\[1\] = 3 is not below"):
             t.to_scipy(array=array)
+    with pytest.raises(InvalidDescriptorError, match=r"col_indices\[1\] = 3 is not below"):
+        t.to_scipy(copy=True)
     ind[1] = -1  # negative: never handed to SciPy as an index
     with pytest.raises(InvalidDescriptorError, match=r"col_indices\[1\].*\(-1 as int64\)"):
         t.to_scipy()
@@ -305,24 +304,178 @@ def test_REQ_SPARSE_INDEX_CONTENTS_rechecked_at_every_export_HR_LAYOUT_24():
     ind[1] = 2
     with pytest.raises(InvalidDescriptorError, match=r"row_ptr\[1\] = 4"):
         t.to_scipy()
-    # owned: int32 arrays widened into buffers hurray allocated (the source is not shared)
+    # sparse_coo over the caller's int64 block: borrowed too
+    block = aligned(np.array([[0, 1], [2, 0]], np.int64))
+    coo = hurray.sparse_coo(block, aligned(np.ones(2)), (2, 3), copy=False)
+    assert coo.to_scipy().coords[0].flags.writeable
+    block[1, 1] = 3
+    with pytest.raises(InvalidDescriptorError, match=r"indices\[1\]\[1\] = 3"):
+        coo.to_scipy()
+
+
+def _owned_sparse(tmp_path):
+    """(name, tensor) for every way a sparse tensor's index memory becomes hurray's own:
+    imported (int32, widened), copied (copy=True), sparse_coo of int32, read from a file (copy
+    and mmap) and from a stream."""
+    data = np.array([1.0, 2.0, 3.0])
     ind32, ptr32 = np.array([2, 0, 1], np.int32), np.array([0, 2, 3], np.int32)
-    own = hurray.from_scipy(sp.csr_matrix((data, ind32, ptr32), shape=(2, 3), copy=False))
-    m = own.to_scipy()
-    assert not np.shares_memory(m.indices, ind32) and m.indices.flags.writeable
-    assert not m.has_sorted_indices
-    m.sort_indices()  # SciPy writes the index views in place: they cannot be read-only
-    assert list(own.to_scipy(array=True).indices) == [0, 2, 1]  # the tensor's own memory
-    m.indices[2] = 7  # a SciPy user can write them as well
+    src = sp.csr_matrix((data, ind32, ptr32), shape=(2, 3), copy=False)
+    out = [("from_scipy int32", hurray.from_scipy(src)),
+           ("from_scipy csc int32", hurray.from_scipy(sp.csc_matrix(src))),
+           ("from_scipy copy=True", hurray.from_scipy(sp.csr_array(
+               (aligned(data), aligned(ind32.astype(np.int64)),
+                aligned(ptr32.astype(np.int64))), shape=(2, 3)), copy=True)),
+           ("from_scipy coo", hurray.from_scipy(sp.coo_array(src))),
+           ("sparse_coo int32", hurray.sparse_coo(np.array([[1, 0], [2, 1]], np.int32),
+                                                  np.ones(2), (2, 3)))]
+    path = tmp_path / "owned.hurray"
+    hurray.save(path, {"csr": out[0][1], "coo": out[4][1]})
+    for mmap in (False, True):
+        loaded = hurray.load(path, mmap=mmap)
+        out += [(f"load mmap={mmap} csr", loaded["csr"]), (f"load mmap={mmap} coo", loaded["coo"])]
+    w = hurray.StreamWriter()
+    w.write(out[0][1])
+    w.finish()
+    out.append(("stream", next(iter(hurray.StreamReader(w.getvalue())))))
+    return out
+
+
+def _index_views(t):
+    """Every public way to reach a sparse tensor's index memory, as (what, object)."""
+    last = 1 if t.layout.name == "coo" else 2
+    comps = ["indices"] if t.layout.name == "coo" else (
+        ["col_indices", "row_ptr"] if t.layout.name == "csr" else ["row_indices", "col_ptr"])
+    m = t.to_scipy(array=True)
+    idx = list(m.coords) if t.layout.name == "coo" else [m.indices, m.indptr]
+    views = [(f"to_scipy index {k}", a) for k, a in enumerate(idx)]
+    if t.layout.name != "coo" or t.ndim == 2:
+        mm = t.to_scipy()
+        views += [(f"to_scipy() matrix index {k}", a) for k, a in
+                  enumerate(list(mm.coords) if t.layout.name == "coo" else [mm.indices, mm.indptr])]
+    native = hurray.from_hurray(t)  # the native protocol carries the read-only flag
+    for i in range(1, last + 1):
+        views += [(f"buffer({i})", t.buffer(i)), (f"from_hurray buffer({i})", native.buffer(i)),
+                  (f"Tensor over buffer({i})", np.asarray(hurray.Tensor(
+                      [t.buffer(i)], hurray.uint8, (t.buffer(i).nbytes,))))]
+    for c in comps:
+        v = getattr(t, c)
+        views += [(f"{c} asarray", np.asarray(v)), (f"{c} __array__", v.__array__()),
+                  (f"{c} buffer(0)", v.buffer(0)),
+                  (f"{c} from_dlpack", np.from_dlpack(v)),
+                  (f"{c} hurray.asarray", np.asarray(hurray.asarray(v))),
+                  (f"{c} from_hurray", np.asarray(hurray.from_hurray(v)))]
+    return views
+
+
+def test_REQ_SPARSE_INDEX_CONTENTS_checked_once_read_only_when_owned_HR_LAYOUT_26(tmp_path):
+    """Index memory hurray owns is checked once and never handed out writable (memory-layout.md
+    § Checked once): no public path can write it, so the first check stays true and to_scipy
+    does not read the index buffers again."""
+    import ctypes
+
+    for name, t in _owned_sparse(tmp_path):
+        first = t.to_scipy(array=True)  # checked (once) here; no copy
+        assert addr(first.coords[0] if t.layout.name == "coo" else first.indices) == \
+            buf_addr(t, 1), name
+        for what, v in _index_views(t):
+            if isinstance(v, memoryview):
+                assert v.readonly, (name, what)
+                with pytest.raises(TypeError):
+                    v[0] = 1
+            else:
+                assert not v.flags.writeable, (name, what)
+                with pytest.raises(ValueError, match="read-only"):
+                    v[0] = 7
+                with pytest.raises(ValueError):
+                    v.flags.writeable = True  # NumPy refuses: the base is not writable
+        # to_torch gets a copy (torch ignores DLPack's READ_ONLY flag: HR-DLPACK-4), and
+        # copy=False refuses; the legacy capsule, which cannot say read-only, is refused
+        comp = t.indices if t.layout.name == "coo" else (
+            t.col_indices if t.layout.name == "csr" else t.row_indices)
+        assert comp.to_torch().data_ptr() != addr(comp)
+        with pytest.raises(BufferError, match="read-only"):
+            comp.to_torch(copy=False)
+        with pytest.raises(BufferError, match="read-only"):
+            comp.__dlpack__()
+        # the index memory is not read again: a write no public path could make (ctypes, behind
+        # hurray's back) goes unseen -- the proof that the check ran once, not per export
+        buf = np.frombuffer(t.buffer(1), np.uint64)
+        keep = int(buf[0])
+        ctypes.c_uint64.from_address(buf.ctypes.data).value = 1 << 40
+        try:
+            if t.layout.name == "coo":  # SciPy's coo constructor checks bounds itself
+                with pytest.raises(ValueError, match="exceeds matrix dimension") as e:
+                    t.to_scipy(array=True)
+                assert type(e.value) is ValueError, name  # SciPy's, not hurray's check
+            else:
+                assert t.to_scipy(array=True).indices[0] == 1 << 40, name
+        finally:
+            ctypes.c_uint64.from_address(buf.ctypes.data).value = keep
+
+
+def test_REQ_SCIPY_TO_in_place_methods_and_copy_true_HR_LAYOUT_26():
+    """SciPy's in-place methods on read-only index arrays: a ValueError, nothing written;
+    to_scipy(copy=True): writable arrays of the matrix's own, holding nothing of the tensor."""
+    data = np.array([1.0, 0.0, 3.0])
+    src = sp.csr_matrix((data, np.array([2, 0, 1], np.int32), np.array([0, 2, 3], np.int32)),
+                        shape=(2, 3))  # unsorted minor indices, a stored zero
+    t = hurray.from_scipy(src)
     for array in (False, True):
-        with pytest.raises(InvalidDescriptorError, match=r"col_indices\[2\] = 7 is not below"):
-            own.to_scipy(array=array)
-    m.indices[2] = 1
-    assert list(own.to_scipy().indices) == [0, 2, 1]
-    with memoryview(own.buffer(1)) as raw:  # and so can a holder of the raw buffer
-        raw[16:24] = np.array([-5], np.int64).tobytes()
-    with pytest.raises(InvalidDescriptorError, match=r"col_indices\[2\].*\(-5 as int64\)"):
-        own.to_scipy()
+        m = t.to_scipy(array=array)
+        assert not m.has_sorted_indices
+        for method in ("sort_indices", "sum_duplicates", "eliminate_zeros"):
+            with pytest.raises(ValueError, match="read-only"):
+                getattr(m, method)()
+        assert list(m.indices) == [2, 0, 1] and list(m.data) == [1.0, 0.0, 3.0]
+        same(m.sorted_indices(), src.sorted_indices())  # the copying forms work
+        same(m.tocsc(), src.tocsc())
+        np.testing.assert_array_equal(m @ np.ones(3), src @ np.ones(3))
+    # canonical contents: the in-place methods that find nothing to do write nothing
+    canon = hurray.from_scipy(sp.csr_matrix(np.eye(3)))
+    mc = canon.to_scipy()
+    mc.sort_indices()
+    mc.sum_duplicates()
+    assert mc.count_nonzero() == 3
+    with pytest.raises(ValueError, match="read-only"):
+        mc.eliminate_zeros()  # always writes (SciPy's csr_eliminate_zeros)
+    # SciPy's COO methods build new arrays: they work over read-only coords
+    cm = hurray.from_scipy(sp.coo_matrix(src)).to_scipy()
+    assert not cm.coords[0].flags.writeable
+    cm.sum_duplicates()
+    cm.eliminate_zeros()
+    assert cm.nnz == 2 and cm.coords[0].flags.writeable
+    for array in (False, True):
+        c = t.to_scipy(array=array, copy=True)
+        arrays = [c.data, c.indices, c.indptr]
+        assert all(a.flags.writeable for a in arrays)
+        assert all(owner(a) is not t for a in arrays)
+        assert addr(c.indices) != buf_addr(t, 1) and addr(c.data) != buf_addr(t, 0)
+        assert c.indices.dtype == np.int64
+        c.sort_indices()
+        c.eliminate_zeros()
+        expect = src.copy()
+        expect.sort_indices()
+        expect.eliminate_zeros()
+        assert list(c.indices) == list(expect.indices) == [2, 1]
+        assert list(t.to_scipy().indices) == [2, 0, 1]  # the tensor is untouched
+    coo = hurray.from_scipy(sp.coo_array(src)).to_scipy(copy=True)
+    assert all(a.flags.writeable for a in coo.coords)
+    for bad in (1, "yes"):
+        with pytest.raises(TypeError, match="copy must be None, True or False"):
+            t.to_scipy(copy=bad)
+    with pytest.raises(TypeError):
+        t.to_scipy(True)  # keyword-only
+    assert t.to_scipy(copy=False).indices.ctypes.data == buf_addr(t, 1)  # never needs a copy
+    # lifetimes: a copy holds nothing; a view keeps the tensor alive through its arrays
+    ref = weakref.ref(t)
+    c, v = t.to_scipy(copy=True), t.to_scipy()
+    del t, m, arrays
+    gc.collect()
+    assert ref() is not None
+    del v
+    gc.collect()
+    assert ref() is None
+    assert list(c.indices) == [2, 0, 1]
 
 
 # ---- importing index arrays (HR-LAYOUT-25): widened and checked in one pass --------------------

@@ -535,8 +535,9 @@ class Tensor:
     @property
     def col_ptr(self) -> Tensor: ...  # csc
     # coo, csr, csc (AttributeError otherwise, so hasattr tells): SciPy's csr/csc/coo_matrix
-    # (array=True: *_array; a coo of rank != 2 is always a coo_array) over the same buffers.
-    def to_scipy(self, *, array: bool = False) -> Any: ...
+    # (array=True: *_array; a coo of rank != 2 is always a coo_array) over the same buffers;
+    # copy=True: over writable copies the matrix owns (for SciPy's in-place methods).
+    def to_scipy(self, *, array: bool = False, copy: bool | None = None) -> Any: ...
     # NumPy (CPU, producer_synced, stride-expressible layouts, Tier 1 element types):
     @property
     def __array_interface__(self) -> dict[str, object]: ...

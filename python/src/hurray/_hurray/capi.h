@@ -21,7 +21,7 @@
 #include "hurray/hurray.h"
 
 #define HRPY_CAPI_NAME "hurray._hurray._C_API"
-#define HRPY_CAPI_VERSION 3u
+#define HRPY_CAPI_VERSION 4u
 
 /* What a NumPy array over a tensor's element buffer needs. Filled by
  * numpy_view; the pointers stay valid while the tensor lives. */
@@ -118,12 +118,15 @@ typedef struct {
      * (hurray_sparse_validate_index_buffers). Otherwise they come from `index` (COO: one
      * array per dimension; CSR/CSC: the minor indices) and `ptr` (CSR/CSC: the pointers),
      * each checked and, where it has an `out` (an index part's memory, not yet filled),
-     * written there in the same pass (hurray_sparse_import_index_buffers). */
+     * written there in the same pass (hurray_sparse_import_index_buffers). `index_private`:
+     * every index part is memory the caller allocated for this tensor and holds no other
+     * reference to (an imported or copied index array); the tensor then keeps its index
+     * buffers read-only and is checked once (memory-layout.md HR-LAYOUT-26). */
     PyObject *(*tensor_sparse)(PyObject *module, const struct hrpy_part *parts, Py_ssize_t n,
                                uint8_t dtype, uint8_t rank, const uint64_t *shape,
                                uint8_t layout_tag, uint64_t nnz,
                                const struct hurray_index_array *index,
-                               const struct hurray_index_array *ptr);
+                               const struct hurray_index_array *ptr, int index_private);
     /* A shape argument of a call that validates buffers against it: ints >= 0 (None is a
      * dynamic extent, refused as InvalidDescriptorError "who: shape[k] is dynamic (None)").
      * 0 / -1. */

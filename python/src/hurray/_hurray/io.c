@@ -485,7 +485,8 @@ PyObject *hrpy_io_raise_file(hrpy_state *st, int status, const struct hurray_err
  * share its descriptor records instead of copying them (one record per tensor) and keep it
  * alive. So the result pins its own entry's bytes and records and nothing else (HR-FILE-8,
  * HR-FILE-13). Loaded bytes are writable in both modes: copies are the caller's, mappings
- * are copy-on-write (HR-FILE-11). */
+ * are copy-on-write (HR-FILE-11) -- but for a sparse tensor's index buffers, read-only and
+ * checked once (memory-layout.md HR-LAYOUT-26; hrpy_tensor_seal_index). */
 
 /* Takes the item tree (owned by the ItemMemory, or freed on failure). */
 static PyObject *item_object(hrpy_state *st, struct hurray_item *item) {

@@ -113,14 +113,18 @@ static PyMethodDef module_methods[] = {
                "copy=False raises ValueError naming the buffer that needs a copy. The\n"
                "tensor holds the arrays it shares. Index contents are checked\n"
                "(memory-layout.md § Index contents: InvalidDescriptorError); unsorted and\n"
-               "duplicate entries are kept as they are. Imports NumPy.")},
+               "duplicate entries are kept as they are. When every index array was\n"
+               "copied, the tensor's index buffers are hurray's own: read-only wherever\n"
+               "they are handed out, and checked once (§ Checked once); shared ones stay\n"
+               "the caller's and are checked again at every to_scipy. Imports NumPy.")},
     {"sparse_coo", (PyCFunction)(void (*)(void))hrpy_sparse_coo, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("sparse_coo($module, /, indices, values, shape, *, copy=None)\n--\n\n"
                "A coo Tensor from an (ndim, nnz) integer array of coordinates and nnz\n"
                "values (array-likes: numpy.asarray). nnz is derived; shape is required and\n"
                "every extent must be resolved (InvalidDescriptorError naming the index).\n"
                "Every coordinate must be below its extent (InvalidDescriptorError).\n"
-               "Copies per buffer as from_scipy. Imports NumPy.")},
+               "Copies per buffer as from_scipy; copied indices are read-only and checked\n"
+               "once, as there. Imports NumPy.")},
     {"asarray", (PyCFunction)(void (*)(void))hrpy_asarray, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("asarray($module, obj, /, *, copy=None)\n--\n\n"
                "The generic ingest entry point: a hurray.Tensor as is (copy=True: a copy of\n"

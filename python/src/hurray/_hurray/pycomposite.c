@@ -430,7 +430,11 @@ static PyObject *object_from_item(hrpy_state *st, struct hurray_item *it, PyObje
         parts[i].readonly = readonly || b->size == 0;
         parts[i].align_log2 = d->buffers[i].alignment_log2; /* declared, kept as read */
     }
-    return hrpy_tensor_from_c(st, d, owner, parts, d->buffer_count);
+    PyObject *t = hrpy_tensor_from_c(st, d, owner, parts, d->buffer_count);
+    /* bytes read from a file or stream into memory the item tree owns: sparse index buffers
+     * are hurray's own, read-only and checked once (memory-layout.md HR-LAYOUT-26) */
+    if (t != NULL) hrpy_tensor_seal_index(t);
+    return t;
 }
 
 PyObject *hrpy_item_to_object(hrpy_state *st, struct hurray_item *item, PyObject *owner,

@@ -366,6 +366,10 @@ PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, 
 PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *decoded,
                                   const struct hrpy_part *parts, Py_ssize_t n,
                                   int32_t device_id);
+/* Makes a new coo / csr / csc tensor's index buffers hurray's own: read-only slots, checked
+ * once (memory-layout.md HR-LAYOUT-26); a no-op for other layouts. For memory hurray
+ * allocated or read and no one else holds (files, streams, imported index arrays). */
+void hrpy_tensor_seal_index(PyObject *tensor);
 /* The limits a tensor the binding holds is validated against (tensor.c). */
 const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim);
 /* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not

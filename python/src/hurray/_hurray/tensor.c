@@ -70,6 +70,12 @@ typedef struct {
      * built here: tensor_seal); the Descriptor object is then made on first use, over an
      * equal copy (tensor_descriptor), and the record is reset in dealloc. */
     uint8_t own_record;
+    /* A coo / csr / csc tensor's index buffers (1, and 2 for csr / csc) are memory hurray
+     * allocated or read and no one else holds: their slots are read-only, so that every view
+     * of them is (memory-layout.md § Checked once, HR-LAYOUT-26). Set at construction. */
+    uint8_t index_private;
+    /* index_private, and § Index contents held when last read: no export reads them again. */
+    uint8_t index_checked;
     struct hrpy_tbuf bufs[];
 } TensorObject;
 
@@ -1338,39 +1344,46 @@ PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy) {
     return call_bridge(st, BRIDGE_ASARRAY, call, 2, NULL);
 }
 
-/* to_scipy(*, array=False), bound to its tensor by the getter below. */
+/* to_scipy(*, array=False, copy=None), bound to its tensor by the getter below. */
 static PyObject *tensor_to_scipy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
-    static const char *const names[] = {"array"};
-    PyObject *a[1];
+    static const char *const names[] = {"array", "copy"};
+    PyObject *a[2];
     hrpy_state *st = self_state(self);
-    if (st == NULL || hrpy_bind("to_scipy", args, nargs, kwnames, names, 1, 0, 0, a) < 0)
+    if (st == NULL || hrpy_bind("to_scipy", args, nargs, kwnames, names, 2, 0, 0, a) < 0)
         return NULL;
     int array = 0;
     if (a[0] != NULL && (array = PyObject_IsTrue(a[0])) < 0) return NULL;
-    PyObject *call[2] = {self, array ? Py_True : Py_False};
-    return call_bridge(st, BRIDGE_TO_SCIPY, call, 2, NULL);
+    PyObject *call[3] = {self, array ? Py_True : Py_False, a[1] != NULL ? a[1] : Py_None};
+    return call_bridge(st, BRIDGE_TO_SCIPY, call, 3, NULL);
 }
 
 static PyMethodDef to_scipy_def = {
     "to_scipy", (PyCFunction)(void (*)(void))tensor_to_scipy, METH_FASTCALL | METH_KEYWORDS,
-    PyDoc_STR("to_scipy($self, /, *, array=False)\n--\n\n"
+    PyDoc_STR("to_scipy($self, /, *, array=False, copy=None)\n--\n\n"
               "The tensor as SciPy's csr_matrix / csc_matrix / coo_matrix (array=True:\n"
               "csr_array / csc_array / coo_array; a COO tensor of rank other than 2 is\n"
-              "always a coo_array, SciPy matrices being 2-D). No copy: values, and the\n"
-              "uint64 index buffers viewed as int64 -- the same bytes, since valid\n"
-              "indices are below 2^63 (checked, with every index against the shape:\n"
-              "InvalidDescriptorError). The check runs at every call: the index arrays\n"
-              "are handed out writable (SciPy's sort_indices / sum_duplicates write them),\n"
-              "so they may have changed since the last one. SciPy's constructors would\n"
-              "narrow int64 indices to int32 (a copy); this path keeps the tensor's. The\n"
-              "matrix class is built from the array class (csr_matrix(csr_array) shares\n"
-              "its arrays: the cheapest public way to a matrix over int64 indices).\n"
-              "Every array's .base is\n"
-              "the tensor, which stays alive as long as the matrix uses its buffers.\n"
-              "Unsorted and duplicate entries come back as they are. UnsupportedError\n"
-              "for element types NumPy has no dtype for, quantized tensors, dynamic\n"
-              "extents, non-CPU memory. Imports NumPy and SciPy.")};
+              "always a coo_array, SciPy matrices being 2-D). copy=None or False: no copy\n"
+              "(never needed) -- values, and the uint64 index buffers viewed as int64, the\n"
+              "same bytes, since valid indices are below 2^63; every array's .base is the\n"
+              "tensor, which stays alive as long as the matrix uses its buffers. The index\n"
+              "contents are checked against the shape (InvalidDescriptorError).\n"
+              "Index memory hurray owns (int32 indices widened by from_scipy / sparse_coo,\n"
+              "copy=True, read from a file or stream) is checked once and handed out only\n"
+              "read-only -- here, by buffer(i) and by the index component views -- so no\n"
+              "later call reads it again. Index memory borrowed from the caller (int64\n"
+              "arrays shared by from_scipy / sparse_coo) stays as writable as the caller's\n"
+              "arrays and is checked at every call. On read-only CSR / CSC index arrays\n"
+              "SciPy's in-place methods raise ValueError ('... read-only'): eliminate_zeros\n"
+              "always, sort_indices / sum_duplicates / count_nonzero unless the contents are\n"
+              "already sorted / canonical; their copying forms (sorted_indices(), tocsc(),\n"
+              "arithmetic) work. copy=True: writable copies of\n"
+              "values and indices (int64) that the result owns; it holds nothing of the\n"
+              "tensor. SciPy's matrix constructors would narrow int64 indices to int32 (a\n"
+              "copy); the matrix class is built from the array class, which shares its\n"
+              "arrays. Unsorted and duplicate entries come back as they are.\n"
+              "UnsupportedError for element types NumPy has no dtype for, quantized\n"
+              "tensors, dynamic extents, non-CPU memory. Imports NumPy and SciPy.")};
 
 /* _tensor_with_sync_mode(tensor, index, mode) -> Tensor: a copy of the
  * tensor whose buffer `index` declares another sync_mode byte. For tests of
@@ -1562,8 +1575,8 @@ static PyGetSetDef tensor_getset[] = {
     GETTER("row_indices", t_get_row_indices, "CSC: uint64 view, shape (nnz,)."),
     GETTER("col_ptr", t_get_col_ptr, "CSC: uint64 view, shape (shape[1] + 1,)."),
     GETTER("to_scipy", t_get_to_scipy,
-           "to_scipy(*, array=False): the coo / csr / csc tensor as a SciPy sparse matrix\n"
-           "(or array) over the same buffers (AttributeError for other layouts)."),
+           "to_scipy(*, array=False, copy=None): the coo / csr / csc tensor as a SciPy sparse\n"
+           "matrix (or array) over the same buffers (AttributeError for other layouts)."),
     GETTER("__array_interface__", t_get_array_interface,
            "NumPy array interface (v3) over buffer 0, for CPU tensors NumPy can address."),
     GETTER("__array_struct__", t_get_array_struct,
@@ -1734,6 +1747,7 @@ static int sparse_check_contents(hrpy_state *st, TensorObject *t,
     struct hurray_error err;
     hurray_error_clear(&err);
     int has_ptr = d->layout.tag != HURRAY_LAYOUT_COO;
+    if (index == NULL && t->index_checked) return 0; /* checked, read-only since */
     uint64_t shape[HURRAY_MAX_RANK];
     for (unsigned k = 0; k < d->rank; k++) shape[k] = d->shape[k];
     int status =
@@ -1743,9 +1757,26 @@ static int sparse_check_contents(hrpy_state *st, TensorObject *t,
                   &d->layout, d->rank, shape, (const uint8_t *)t->bufs[1].ptr, t->bufs[1].size,
                   has_ptr ? (const uint8_t *)t->bufs[2].ptr : NULL,
                   has_ptr ? t->bufs[2].size : 0, &err);
-    if (status == HURRAY_OK) return 0;
+    if (status == HURRAY_OK) {
+        t->index_checked = t->index_private; /* no one can write them since (HR-LAYOUT-26) */
+        return 0;
+    }
     hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
     return -1;
+}
+
+/* Marks the index buffers of a coo / csr / csc tensor hurray's own (memory-layout.md § Checked
+ * once, HR-LAYOUT-26): read-only slots from here on, so that no view of them -- buffer(i),
+ * the component views and what they export, to_scipy, the native protocol -- can write them.
+ * Called on a new tensor before anything is handed out. No-op for other layouts. */
+void hrpy_tensor_seal_index(PyObject *tensor) {
+    TensorObject *t = TENSOR(tensor);
+    uint8_t tag = t->d->layout.tag;
+    if (tag != HURRAY_LAYOUT_COO && tag != HURRAY_LAYOUT_CSR && tag != HURRAY_LAYOUT_CSC) return;
+    Py_ssize_t last = tag == HURRAY_LAYOUT_COO ? 1 : 2;
+    if (Py_SIZE(tensor) <= last) return; /* refused by the validator before any use */
+    for (Py_ssize_t i = 1; i <= last; i++) t->bufs[i].readonly = 1;
+    t->index_private = 1;
 }
 
 static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
@@ -1805,12 +1836,13 @@ static PyObject *capi_tensor_sparse(PyObject *module, const struct hrpy_part *pa
                                     uint8_t dtype, uint8_t rank, const uint64_t *shape,
                                     uint8_t layout_tag, uint64_t nnz,
                                     const struct hurray_index_array *index,
-                                    const struct hurray_index_array *ptr) {
+                                    const struct hurray_index_array *ptr, int index_private) {
     hrpy_state *st = hrpy_state_from_module(module);
     struct hrpy_tensor_spec s;
     if (capi_spec_start(st, &s, dtype, rank, shape, layout_tag) < 0) return NULL;
     s.layout.nnz = nnz;
     PyObject *t = hrpy_tensor_build(st, &s, parts, n);
+    if (t != NULL && index_private) hrpy_tensor_seal_index(t);
     if (t != NULL && sparse_check_contents(st, TENSOR(t), index, ptr) < 0) Py_CLEAR(t);
     return t;
 }

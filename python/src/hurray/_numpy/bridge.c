@@ -25,7 +25,7 @@
  *   _aligned_handler_push() / _aligned_handler_restore(previous)  the NEP 49
  *       handler behind hurray.aligned_allocator(): 64-byte-aligned blocks.
  *   from_scipy(matrix, *, copy=None), sparse_coo(indices, values, shape, *,
- *       copy=None), _to_scipy(tensor, array)  SciPy sparse and the array-shaped
+ *       copy=None), _to_scipy(tensor, array, copy)  SciPy sparse and the array-shaped
  *       COO constructor (§ sparse below: the copy decided per buffer, index
  *       contents checked by libhurray, no copy towards SciPy).
  *   _asarray(obj, copy)  hurray.asarray's array-like path.
@@ -598,13 +598,18 @@ static PyObject *handler_restore(PyObject *module, PyObject *previous) {
  * anything out of bounds. Other integer types, byte-swapped or strided arrays are cast by
  * NumPy into the owned buffer first, then checked in place). copy=True copies every buffer,
  * copy=False raises ValueError naming the first buffer that needs a copy.
- * Entries are carried in the order given: nothing is sorted or merged.
+ * Entries are carried in the order given: nothing is sorted or merged. A tensor whose every
+ * index buffer was imported or copied here holds index memory no one else can reach: it is
+ * made with tensor_sparse's index_private, which keeps those buffers read-only and the check
+ * of their contents done once (memory-layout.md § Index contents).
  *
  * to_scipy. The values and the uint64 index buffers viewed as int64 (checked: every
- * accepted index is below 2^63), each an ndarray whose base is the tensor, handed to
- * SciPy's sparse *array* constructors, which keep int64 indices as they are (the matrix
- * constructors narrow them to int32 when they fit: a copy); a matrix is then made from the
- * array, which shares its arrays. */
+ * accepted index is below 2^63; checked once for index memory hurray owns, at every call
+ * for borrowed memory), each an ndarray whose base is the tensor, read-only where the
+ * tensor's buffer is, handed to SciPy's sparse *array* constructors, which keep int64
+ * indices as they are (the matrix constructors narrow them to int32 when they fit: a
+ * copy); a matrix is then made from the array, which shares its arrays. copy=True makes
+ * each of those arrays a writable copy of its own first. */
 
 /* Arguments of a FASTCALL function: positional or keyword `names`, the first `required`
  * required; at most `max_pos` positionally. Borrowed into out[] (NULL when absent). */
@@ -822,7 +827,8 @@ static int index_import(PyObject *owner, PyArrayObject *src, const char *base, n
  * place) or imported into an owned one (`a` says from where). */
 static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *who,
                       const char *name, struct hrpy_part *part, struct hurray_index_array *a,
-                      struct keep *k) {
+                      struct keep *k, int *copied) {
+    *copied = 0;
     if (check_index_dtype(arr, who, name) < 0) return -1;
     if (PyArray_NDIM(arr) != 1) {
         PyErr_Format(PyExc_ValueError, "%s: %s must be 1-D, not %d-D", who, name,
@@ -848,6 +854,7 @@ static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *wh
             index_import(owner, arr, PyArray_BYTES(arr), 1, len, data, a) < 0)
             return -1;
         *part = (struct hrpy_part){data, size, owner, 0, log2};
+        *copied = 1;
         return 0;
     }
     *a = (struct hurray_index_array){PyArray_DATA(arr), nbytes, HURRAY_INDEX_U64LE, NULL, 0};
@@ -864,8 +871,9 @@ static int index_part(np_state *st, PyArrayObject *arr, int mode, const char *wh
 static int coo_indices_part(np_state *st, PyArrayObject *const *rows, int nrows, npy_intp ndim,
                             npy_intp nnz, PyObject *holder, int mode, const char *who,
                             const char *name, struct hrpy_part *part,
-                            struct hurray_index_array *a, struct keep *k) {
+                            struct hurray_index_array *a, struct keep *k, int *copied) {
     char buf[96];
+    *copied = 0;
     const char *reason = NULL;
     for (int r = 0; r < nrows && reason == NULL; r++) {
         if (check_index_dtype(rows[r], who, name) < 0) return -1;
@@ -907,6 +915,7 @@ static int coo_indices_part(np_state *st, PyArrayObject *const *rows, int nrows,
                                                    HURRAY_INDEX_U64LE, NULL, 0};
         }
         *part = (struct hrpy_part){data, nbytes, owner, 0, log2};
+        *copied = 1;
         return 0;
     }
     int readonly = 0;
@@ -1033,6 +1042,7 @@ static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t 
     uint8_t tag = 0;
     struct hrpy_part parts[3];
     struct hurray_index_array src[HURRAY_MAX_RANK]; /* COO: per dimension; else idx, ptr */
+    int copied[2] = {0, 0};                         /* index, ptr: imported or copied */
     if (attr_array(m, "data", &data, &k) < 0 ||
         values_part(st, data, mode, who, "data", &tag, &parts[0], &k) < 0)
         goto error;
@@ -1060,15 +1070,17 @@ static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t 
             rows[r] = (PyArrayObject *)c;
         }
         if (coo_indices_part(st, rows, rank, rank, (npy_intp)nnz, coords, mode, who, "coords",
-                             &parts[1], src, &k) < 0)
+                             &parts[1], src, &k, &copied[0]) < 0)
             goto error;
+        copied[1] = 1;
         nparts = 2;
     } else {
         PyArrayObject *indices = NULL, *indptr = NULL;
         if (attr_array(m, "indices", &indices, &k) < 0 ||
             attr_array(m, "indptr", &indptr, &k) < 0 ||
-            index_part(st, indices, mode, who, "indices", &parts[1], &src[0], &k) < 0 ||
-            index_part(st, indptr, mode, who, "indptr", &parts[2], &src[1], &k) < 0)
+            index_part(st, indices, mode, who, "indices", &parts[1], &src[0], &k,
+                       &copied[0]) < 0 ||
+            index_part(st, indptr, mode, who, "indptr", &parts[2], &src[1], &k, &copied[1]) < 0)
             goto error;
         /* nnz is indptr[-1], as SciPy's own .nnz; the contents check then holds it to it */
         if (PyArray_DIM(indptr, 0) < 1) {
@@ -1077,8 +1089,10 @@ static PyObject *from_scipy(PyObject *module, PyObject *const *args, Py_ssize_t 
         }
         nnz = last_entry(&src[1], (uint64_t)PyArray_DIM(indptr, 0));
     }
+    /* index buffers hurray allocated for this tensor alone: read-only, checked once */
     tensor = st->api->tensor_sparse(st->hurray, parts, nparts, tag, rank, dims, layout, nnz, src,
-                                    layout == HURRAY_LAYOUT_COO ? NULL : &src[1]);
+                                    layout == HURRAY_LAYOUT_COO ? NULL : &src[1],
+                                    copied[0] && copied[1]);
 error:
     keep_release(&k);
     Py_XDECREF(fmt);
@@ -1132,12 +1146,13 @@ static PyObject *sparse_coo(PyObject *module, PyObject *const *args, Py_ssize_t 
     struct hrpy_part parts[2];
     struct hurray_index_array src[HURRAY_MAX_RANK];
     PyArrayObject *rows[1] = {ind};
+    int copied = 0;
     if (values_part(st, val, mode, who, "values", &tag, &parts[0], &k) < 0 ||
         coo_indices_part(st, rows, 1, rank, nnz, (PyObject *)ind, mode, who, "indices",
-                         &parts[1], src, &k) < 0)
+                         &parts[1], src, &k, &copied) < 0)
         goto done;
     tensor = st->api->tensor_sparse(st->hurray, parts, 2, tag, rank, dims, HURRAY_LAYOUT_COO,
-                                    (uint64_t)nnz, src, NULL);
+                                    (uint64_t)nnz, src, NULL, copied);
 done:
     keep_release(&k);
     return tensor;
@@ -1145,7 +1160,7 @@ done:
 
 /* A 1-D array of `n` elements of `type` (kind/itemsize) at `data`, base `tensor`. */
 static PyObject *view_1d(PyObject *tensor, PyArray_Descr *descr, char *data, npy_intp n,
-                         int readonly) {
+                         int readonly, int copy) {
     static int64_t empty_slot; /* NumPy wants an address even for no element */
     npy_intp dims[1] = {n};
     PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, 1, dims, NULL,
@@ -1153,26 +1168,29 @@ static PyObject *view_1d(PyObject *tensor, PyArray_Descr *descr, char *data, npy
                                          readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
     if (arr != NULL && PyArray_SetBaseObject((PyArrayObject *)arr, Py_NewRef(tensor)) < 0)
         Py_CLEAR(arr);
+    if (arr != NULL && copy) /* to_scipy(copy=True): a writable array of its own */
+        Py_SETREF(arr, PyArray_NewCopy((PyArrayObject *)arr, NPY_CORDER));
     return arr;
 }
 
-static PyObject *index_view(PyObject *tensor, char *data, npy_intp n, int readonly) {
+static PyObject *index_view(PyObject *tensor, char *data, npy_intp n, int readonly, int copy) {
     PyArray_Descr *descr = PyArray_DescrFromType(NPY_INT64);
 #if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
     if (descr != NULL) Py_SETREF(descr, PyArray_DescrNewByteorder(descr, NPY_LITTLE));
 #endif
-    return descr ? view_1d(tensor, descr, data, n, readonly) : NULL;
+    return descr ? view_1d(tensor, descr, data, n, readonly, copy) : NULL;
 }
 
-/* _to_scipy(tensor, array): Tensor.to_scipy. */
+/* _to_scipy(tensor, array, copy): Tensor.to_scipy. */
 static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     np_state *st = get_state(module);
     struct hrpy_sparse_view v;
     PyObject *sparse = NULL, *values = NULL, *index = NULL, *ptr = NULL, *shape = NULL,
              *arg = NULL, *cls = NULL, *arr = NULL, *result = NULL;
-    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "_to_scipy(tensor, array)");
-    int want_array = PyObject_IsTrue(args[1]);
-    if (want_array < 0) return NULL;
+    if (nargs != 3) return PyErr_Format(PyExc_TypeError, "_to_scipy(tensor, array, copy)");
+    int want_array = PyObject_IsTrue(args[1]), mode = -1;
+    if (want_array < 0 || copy_mode(args[2], "to_scipy", &mode) < 0) return NULL;
+    const int copy = mode == 1; /* None, False: the tensor's memory (never needs a copy) */
     if (st->api->sparse_view(st->hurray, args[0], "to_scipy", &v) < 0) return NULL;
     sparse = PyImport_GetModule(st->str_scipy_sparse); /* sys.modules first: cheap */
     if (sparse == NULL && !PyErr_Occurred()) sparse = PyImport_Import(st->str_scipy_sparse);
@@ -1183,7 +1201,7 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         Py_SETREF(descr, PyArray_DescrNewByteorder(descr, NPY_LITTLE));
 #endif
     npy_intp nnz = (npy_intp)v.nnz;
-    values = descr ? view_1d(args[0], descr, v.values, nnz, v.readonly[0]) : NULL;
+    values = descr ? view_1d(args[0], descr, v.values, nnz, v.readonly[0], copy) : NULL;
     if (values == NULL) goto done;
     shape = PyTuple_New(v.ndim);
     for (int d = 0; shape != NULL && d < v.ndim; d++) {
@@ -1198,15 +1216,15 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         for (int d = 0; index != NULL && d < v.ndim; d++) {
             PyObject *row = index_view(args[0], v.index ? v.index + (size_t)d * (size_t)nnz * 8u
                                                         : NULL,
-                                       nnz, v.readonly[1]);
+                                       nnz, v.readonly[1], copy);
             if (row == NULL) Py_CLEAR(index);
             else PyTuple_SET_ITEM(index, d, row);
         }
         arg = index ? PyTuple_Pack(2, values, index) : NULL;
     } else {
         npy_intp n = (npy_intp)v.shape[v.layout == HURRAY_LAYOUT_CSR ? 0 : 1] + 1;
-        index = index_view(args[0], v.index, nnz, v.readonly[1]);
-        ptr = index ? index_view(args[0], v.ptr, n, v.readonly[2]) : NULL;
+        index = index_view(args[0], v.index, nnz, v.readonly[1], copy);
+        ptr = index ? index_view(args[0], v.ptr, n, v.readonly[2], copy) : NULL;
         arg = ptr ? PyTuple_Pack(3, values, index, ptr) : NULL;
     }
     if (arg == NULL) goto done;
@@ -1282,7 +1300,7 @@ static PyMethodDef bridge_methods[] = {
     {"sparse_coo", (PyCFunction)(void (*)(void))sparse_coo, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("sparse_coo($module, /, indices, values, shape, *, copy=None)\n--\n\nhurray.sparse_coo.")},
     {"_to_scipy", (PyCFunction)(void (*)(void))to_scipy, METH_FASTCALL,
-     PyDoc_STR("_to_scipy(tensor, array): Tensor.to_scipy.")},
+     PyDoc_STR("_to_scipy(tensor, array, copy): Tensor.to_scipy.")},
     {"_save_view", (PyCFunction)save_view, METH_O,
      PyDoc_STR("_save_view(array): the Tensor hurray.save stores for an ndarray.")},
     {"_from_dlpack_ndarray", (PyCFunction)from_dlpack_ndarray, METH_O,
