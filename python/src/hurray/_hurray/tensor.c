@@ -218,14 +218,15 @@ static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct 
     int layout_buffers = -1;
     struct hurray_error err;
     hurray_error_clear(&err);
-    hurray_descriptor_set_quant(d, q);
+    struct hurray_quant renumbered = *q;
     int status = hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, &err);
+    if (status == HURRAY_OK && layout_buffers >= 0 && layout_buffers < HURRAY_MAX_BUFFERS)
+        hrpy_quant_set_first_index(&renumbered, (uint8_t)layout_buffers);
+    if (status == HURRAY_OK) status = hurray_descriptor_set_quant(d, &renumbered, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         return -1;
     }
-    if (layout_buffers >= 0 && layout_buffers < HURRAY_MAX_BUFFERS)
-        hrpy_quant_set_first_index(&d->quant, (uint8_t)layout_buffers);
     return 0;
 }
 
@@ -285,8 +286,8 @@ static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
         goto error;
     }
     if (s->quant != NULL && fill_quant(st, d, s->quant) < 0) goto error;
-    if (s->stats != NULL) hurray_descriptor_set_statistics(d, s->stats);
-    status = hurray_descriptor_validate(d, &st->authoring, &err);
+    if (s->stats != NULL) status = hurray_descriptor_set_statistics(d, s->stats, &err);
+    if (status == HURRAY_OK) status = hurray_descriptor_validate(d, &st->authoring, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
@@ -787,8 +788,8 @@ static int tensor_numpy_view(hrpy_state *st, TensorObject *t, const char *who, u
                              struct hrpy_np_view *v) {
     const struct hurray_descriptor *d = t->d;
     if (check_bytes(st, t, who) < 0) return -1;
-    if (d->has_quant) {
-        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+    if (d->quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant->scheme);
         hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
                        "%s: the tensor is quantized (%s); NumPy has no quantized element type "
                        "(use buffer(i) or the native protocol)",
@@ -1028,7 +1029,7 @@ static PyObject *t_get_values(PyObject *self, void *Py_UNUSED(c)) {
     if (!is_sparse(d->layout.tag)) return not_applicable(self, "values");
     uint64_t shape[1] = {d->layout.nnz};
     return component_view(self, "values", 0, d->dtype, 1, shape, d->byte_offset,
-                          d->has_quant ? &d->quant : NULL);
+                          d->quant);
 }
 
 /* COO indices: uint64, the (rank, nnz) row-major array memory-layout.md
@@ -1497,8 +1498,8 @@ static PyObject *tensor_repr(PyObject *self) {
     shape = t_get_shape(self, NULL);
     layout = t_get_layout(self, NULL);
     dev = device_text(st, t->d, t->device);
-    quant = t->d->has_quant ? t_get_quantization(self, NULL) : NULL;
-    if (!dtype || !shape || !layout || !dev || (t->d->has_quant && !quant)) goto done;
+    quant = t->d->quant != NULL ? t_get_quantization(self, NULL) : NULL;
+    if (!dtype || !shape || !layout || !dev || (t->d->quant != NULL && !quant)) goto done;
     data = repr_data(st, self, (Py_ssize_t)(sizeof prefix - 1));
     head = data ? PyUnicode_FromFormat("%s%U, ", prefix, data) : PyUnicode_FromString(prefix);
     if (head == NULL) goto done;
@@ -1762,8 +1763,8 @@ static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
         return -1;
     }
     if (check_bytes(st, t, who) < 0) return -1;
-    if (d->has_quant) {
-        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+    if (d->quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant->scheme);
         hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
                        "%s: the tensor is quantized (%s); SciPy has no quantized values", who,
                        scheme ? scheme : "?");
