@@ -668,6 +668,11 @@ static void test_HR_FILE_3_composites(void **state) {
     for (size_t i = 0; i < 10; i++) {
         assert_string_equal(hurray_file_entry_name(file, i), want[i]);
         assert_int_equal(hurray_file_entry_is_member(file, i), member[i]);
+        struct hurray_descriptor d;
+        hurray_descriptor_init(&d);
+        assert_status(hurray_file_entry_descriptor(file, i, &d, &err), HURRAY_OK);
+        assert_int_equal(hurray_file_entry_buffer_count(file, i), d.buffer_count);
+        hurray_descriptor_reset(&d);
         size_t at = 99;
         assert_true(hurray_file_find(file, want[i], &at));
         assert_int_equal(at, i);
@@ -676,6 +681,9 @@ static void test_HR_FILE_3_composites(void **state) {
     assert_int_equal(hurray_file_entry_kind(file, 4), HURRAY_FILE_KIND_COMPOSITE);
     assert_int_equal(hurray_file_entry_kind(file, 5), HURRAY_FILE_KIND_TENSOR);
     assert_null(hurray_file_entry_name(file, 10));
+    assert_int_equal(hurray_file_entry_buffer_count(file, 10), -1);
+    assert_int_equal(hurray_file_entry_buffer_count(NULL, 0), -1);
+    assert_int_equal(hurray_file_entry_buffer_count(file, 2), 0); /* a head */
     assert_false(hurray_file_find(file, "g.2", NULL));
     assert_false(hurray_file_find(file, "", NULL));
     /* top level skips members */
