@@ -429,7 +429,8 @@ static PyObject *object_from_item(hrpy_state *st, struct hurray_item *it, PyObje
         parts[i].readonly = readonly || b->size == 0;
         parts[i].align_log2 = d->buffers[i].alignment_log2; /* declared, kept as read */
     }
-    return hrpy_tensor_from_c(st, d, owner, parts, d->buffer_count);
+    /* a root tensor: its reader drops the tree next (hrpy_item_to_object) */
+    return hrpy_tensor_from_c(st, it->descriptor, owner, parts, d->buffer_count, depth == 1);
 }
 
 PyObject *hrpy_item_to_object(hrpy_state *st, struct hurray_item *item, PyObject *owner,

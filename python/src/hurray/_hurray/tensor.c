@@ -67,13 +67,16 @@ typedef struct {
     PyObject *weakreflist;
     uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
     /* 1: `d` is this object's own record, held in its allocation after bufs[] (a tensor
-     * built here: tensor_seal); the Descriptor object is then made on first use, over an
-     * equal copy (tensor_descriptor), and the record is reset in dealloc. */
+     * built here: tensor_seal); 2: its own record in a block of its own (OWN_RECORD_TAKEN:
+     * taken from a tree read from a stream or a file). The Descriptor object is then made on
+     * first use, over an equal copy (tensor_descriptor), and the record is reset in dealloc
+     * (and its block freed). */
     uint8_t own_record;
     struct hrpy_tbuf bufs[];
 } TensorObject;
 
 #define TENSOR(o) ((TensorObject *)(o))
+#define OWN_RECORD_TAKEN 2
 
 /* The own record's room, in buffer slots after the Py_SIZE ones (slots are 8-byte aligned
  * and a multiple of 8 bytes long, so the record is too). */
@@ -165,6 +168,7 @@ static void tensor_dealloc(PyObject *self) {
     (void)tensor_clear(self);
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) slot_release(&t->bufs[i]);
     if (t->own_record) hurray_descriptor_reset((struct hurray_descriptor *)t->d);
+    if (t->own_record == OWN_RECORD_TAKEN) PyMem_RawFree((void *)t->d);
     t->d = NULL;
     Py_CLEAR(t->descriptor);
     tp->tp_free(self);
@@ -313,8 +317,56 @@ static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descript
                                     const struct hrpy_part *parts, Py_ssize_t n,
                                     int32_t device_id, int host);
 
-PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
-                             const struct hrpy_part *parts, Py_ssize_t n) {
+/* A tensor with no buffers, the root of a tree its reader drops next, keeps nothing of the
+ * tree: its record is moved out of the tree into a block of its own (from the raw allocator,
+ * whose freed tree nodes that block reuses) and its Descriptor object is made on first use.
+ * A stream's or a file's smallest tensors then cost that block and one object each, not an
+ * object, an ItemMemory, a Descriptor and the tree's node (HR-STREAM-8, HR-FILE-13). */
+static PyObject *tensor_take_record(hrpy_state *st, struct hurray_descriptor *d) {
+    struct hurray_descriptor *own = PyMem_RawMalloc(sizeof *own);
+    if (own == NULL) return PyErr_NoMemory();
+    hurray_descriptor_init(own);
+    hurray_descriptor_move(own, d); /* its storage block moves with it: nothing copied */
+    return hrpy_tensor_adopt_record(st, own);
+}
+
+PyObject *hrpy_tensor_adopt_record(hrpy_state *st, struct hurray_descriptor *own) {
+    struct hurray_limits lim;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    TensorObject *t = tensor_alloc(st, 0);
+    if (t == NULL) {
+        hurray_descriptor_reset(own);
+        PyMem_RawFree(own);
+        return NULL;
+    }
+    t->d = own;
+    t->own_record = OWN_RECORD_TAKEN; /* dealloc frees it from here on */
+    if (own->buffer_count != 0 || own->has_role) {
+        Py_DECREF(t);
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "descriptor",
+                              "a taken tensor record has buffers or a member role");
+    }
+    t->host = 1;
+    if (own->device == HURRAY_DEVICE_CPU && own->memory_class == HURRAY_MEM_STANDARD)
+        t->device = Py_NewRef(st->cpu_device);
+    else
+        t->device = hrpy_device_new(st, own->device, own->memory_class, 0);
+    if (t->device == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    int status = hurray_descriptor_validate(own, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    return (PyObject *)t;
+}
+
+PyObject *hrpy_tensor_from_c(hrpy_state *st, struct hurray_descriptor *d, PyObject *owner,
+                             const struct hrpy_part *parts, Py_ssize_t n, int take) {
+    if (take && owner != NULL && n == 0) return tensor_take_record(st, d);
     return tensor_from_record(st, d, NULL, owner, parts, n, 0, 1);
 }
 
