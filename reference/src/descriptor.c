@@ -954,9 +954,11 @@ static int plan_storage(const struct hurray_descriptor *d, struct storage_plan *
     size_t r = d->rank, at = 0;
     unsigned uses = layout_uses(d->layout.tag);
     uint64_t bytes = 0;
-    p->quant = plan_take(&at, d->quant ? sizeof *d->quant : 0);
-    p->statistics = plan_take(&at, d->statistics ? sizeof *d->statistics : 0);
-    p->shard = plan_take(&at, d->shard ? sizeof *d->shard : 0);
+    if (d->quant || d->statistics || d->shard) { /* most descriptors have none */
+        p->quant = plan_take(&at, d->quant ? sizeof *d->quant : 0);
+        p->statistics = plan_take(&at, d->statistics ? sizeof *d->statistics : 0);
+        p->shard = plan_take(&at, d->shard ? sizeof *d->shard : 0);
+    }
     p->shape = plan_take(&at, r * 8);
     p->buffers = plan_take(&at, d->buffer_count * sizeof *d->buffers);
     p->strides = plan_take(&at, uses & USES_STRIDES ? r * 8 : 0);
