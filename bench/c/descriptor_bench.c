@@ -114,11 +114,11 @@ static void build_large(struct hurray_descriptor *d) {
     q.absmax_buffer = HURRAY_NO_BUFFER;
     q.nested_absmax_buffer = HURRAY_NO_BUFFER;
     q.quant_map_buffer = HURRAY_NO_BUFFER;
-    hurray_descriptor_set_quant(d, &q);
+    setter(hurray_descriptor_set_quant(d, &q, NULL), "set_quant");
 
     const struct hurray_statistics st = {HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT,
                                          -128.0, 127.0, 0};
-    hurray_descriptor_set_statistics(d, &st);
+    setter(hurray_descriptor_set_statistics(d, &st, NULL), "set_statistics");
 
     for (int k = 0; k < 8; k++) {
         global_shape[k] = shape[k];

@@ -224,12 +224,12 @@ static void cmp_unknown_sections(struct hc_log *log, const char *base,
 static void cmp_sections(struct hc_log *log, const char *base, const struct hc_desc_exp *w,
                          const struct hurray_descriptor *d) {
     char p[HC_PATH_MAX];
-    hc_cmp_presence(log, hc_pathf(p, "%s.quantization", base), w->has_quant, d->has_quant);
-    if (w->has_quant && d->has_quant) hc_compare_qmap(log, p, &w->quant, &d->quant);
-    hc_cmp_presence(log, hc_pathf(p, "%s.statistics", base), w->has_stats, d->has_statistics);
-    if (w->has_stats && d->has_statistics) cmp_statistics(log, base, &w->stats, &d->statistics);
-    hc_cmp_presence(log, hc_pathf(p, "%s.shard", base), w->has_shard, d->has_shard);
-    if (w->has_shard && d->has_shard) cmp_shard(log, base, &w->shard, &d->shard, d->rank);
+    hc_cmp_presence(log, hc_pathf(p, "%s.quantization", base), w->has_quant, d->quant != NULL);
+    if (w->has_quant && d->quant) hc_compare_qmap(log, p, &w->quant, d->quant);
+    hc_cmp_presence(log, hc_pathf(p, "%s.statistics", base), w->has_stats, d->statistics != NULL);
+    if (w->has_stats && d->statistics) cmp_statistics(log, base, &w->stats, d->statistics);
+    hc_cmp_presence(log, hc_pathf(p, "%s.shard", base), w->has_shard, d->shard != NULL);
+    if (w->has_shard && d->shard) cmp_shard(log, base, &w->shard, d->shard, d->rank);
     hc_cmp_str(log, hc_pathf(p, "%s.role", base), w->role_null ? NULL : w->role,
                d->has_role ? hurray_member_role_name(d->role) : NULL);
     cmp_unknown_sections(log, base, w, d);

@@ -281,22 +281,22 @@ void ht_put_descriptor(struct hc_buf *b, const struct hurray_descriptor *d, size
     key(b, "layout");
     put_layout(b, &d->layout, rank);
     key(b, "quantization");
-    if (d->has_quant) ht_put_quant(b, &d->quant);
+    if (d->quant) ht_put_quant(b, d->quant);
     else hc_cbor_null(b);
     key(b, "statistics");
-    if (d->has_statistics) put_statistics(b, &d->statistics);
+    if (d->statistics) put_statistics(b, d->statistics);
     else hc_cbor_null(b);
     key(b, "shard");
-    if (d->has_shard) {
+    if (d->shard) {
         hc_cbor_map(b, 4);
         key(b, "shard_index");
-        hc_cbor_uint(b, d->shard.shard_index);
+        hc_cbor_uint(b, d->shard->shard_index);
         key(b, "shard_count");
-        hc_cbor_uint(b, d->shard.shard_count);
+        hc_cbor_uint(b, d->shard->shard_count);
         key(b, "global_shape");
-        ulist(b, d->shard.global_shape, rank);
+        ulist(b, d->shard->global_shape, rank);
         key(b, "global_offset");
-        ulist(b, d->shard.global_offset, rank);
+        ulist(b, d->shard->global_offset, rank);
     } else {
         hc_cbor_null(b);
     }

@@ -132,17 +132,17 @@ static int check_rank_dtype_resolved(const struct hurray_descriptor *h, uint32_t
 static int check_shard_global(const struct hurray_descriptor *h, uint32_t i,
                               const struct hurray_descriptor *m, struct hurray_error *err) {
     char f[HURRAY_ERROR_FIELD_MAX];
-    if (!m->has_shard)
+    if (!m->shard)
         return hri_fail(err, HURRAY_E_CONSTRAINT, hri_fieldf(f, "members[%lu].shard",
                                                              (unsigned long)i),
                         "%s: a %s member is placed by a shard section, and has none", f,
                         i == 0 ? "partition" : "partition or overlay correction");
     for (unsigned k = 0; k < h->rank; k++) {
-        if (m->shard.global_shape[k] == h->shape[k]) continue;
+        if (m->shard->global_shape[k] == h->shape[k]) continue;
         hri_fieldf(f, "members[%lu].shard.global_shape[%u]", (unsigned long)i, k);
         return hri_fail(err, HURRAY_E_CONSTRAINT, f,
                         "%s: %llu, but the head's extent is %llu", f,
-                        (unsigned long long)m->shard.global_shape[k],
+                        (unsigned long long)m->shard->global_shape[k],
                         (unsigned long long)h->shape[k]);
     }
     return HURRAY_OK;
@@ -164,13 +164,13 @@ static int check_overlay_base(const struct hurray_descriptor *h,
                    hri_fieldf(f, "members[0].shape[%u]", k),
                    "%s: %llu, but the overlay base spans the head, whose extent is %llu", f,
                    (unsigned long long)m->shape[k], (unsigned long long)h->shape[k]);
-    if (!m->has_shard) return HURRAY_OK;
+    if (!m->shard) return HURRAY_OK;
     HR_TRY(check_shard_global(h, 0, m, err));
     for (unsigned k = 0; k < h->rank; k++)
-        HR_FAIL_IF(m->shard.global_offset[k] != 0, err, HURRAY_E_CONSTRAINT,
+        HR_FAIL_IF(m->shard->global_offset[k] != 0, err, HURRAY_E_CONSTRAINT,
                    hri_fieldf(f, "members[0].shard.global_offset[%u]", k),
                    "%s: %llu, but the overlay base's box is the whole head", f,
-                   (unsigned long long)m->shard.global_offset[k]);
+                   (unsigned long long)m->shard->global_offset[k]);
     return HURRAY_OK;
 }
 
@@ -201,7 +201,7 @@ struct grid {
 
 static uint64_t offset_of(const struct hurray_item *m, unsigned k) {
     const struct hurray_descriptor *d = m->descriptor;
-    return d->has_shard ? d->shard.global_offset[k] : 0;
+    return d->shard ? d->shard->global_offset[k] : 0;
 }
 
 /* Reads the grid off the members, last dimension first: m_k is the first

@@ -136,16 +136,16 @@ static int known_must_understand(uint8_t type) {
 
 static int has_known_section(const struct hurray_descriptor *d, uint8_t type) {
     switch (type) {
-    case HURRAY_SECTION_QUANTIZATION: return d->has_quant != 0;
-    case HURRAY_SECTION_STATISTICS: return d->has_statistics != 0;
-    case HURRAY_SECTION_SHARD: return d->has_shard != 0;
+    case HURRAY_SECTION_QUANTIZATION: return d->quant != NULL;
+    case HURRAY_SECTION_STATISTICS: return d->statistics != NULL;
+    case HURRAY_SECTION_SHARD: return d->shard != NULL;
     case HURRAY_SECTION_ROLE: return d->has_role != 0;
     default: return 0;
     }
 }
 
 static unsigned known_section_count(const struct hurray_descriptor *d) {
-    return (unsigned)(d->has_quant != 0) + (d->has_statistics != 0) + (d->has_shard != 0) +
+    return (unsigned)(d->quant != NULL) + (d->statistics != NULL) + (d->shard != NULL) +
            (d->has_role != 0);
 }
 
@@ -390,6 +390,9 @@ struct scratch {
     uint64_t global_shape[HURRAY_MAX_RANK];
     uint64_t global_offset[HURRAY_MAX_RANK];
     struct hurray_opaque_section opaque[HURRAY_MAX_SECTIONS];
+    struct hurray_quant quant;
+    struct hurray_statistics statistics;
+    struct hurray_shard shard;
 };
 
 /* Steps 1-3 (HR-DESC-5): enough bytes for the length, magic, major version,
@@ -538,14 +541,14 @@ static int read_section_payload(struct hri_cursor *p, uint8_t type, uint8_t flag
                                 struct hurray_error *err) {
     switch (type) {
     case HURRAY_SECTION_QUANTIZATION:
-        d->has_quant = 1;
-        return hri_quant_read(p, &d->quant, err);
+        d->quant = &s->quant;
+        return hri_quant_read(p, &s->quant, err);
     case HURRAY_SECTION_STATISTICS:
-        d->has_statistics = 1;
-        return hri_statistics_read(p, &d->statistics, err);
+        d->statistics = &s->statistics;
+        return hri_statistics_read(p, &s->statistics, err);
     case HURRAY_SECTION_SHARD:
-        d->has_shard = 1;
-        return hri_shard_read(p, d->rank, &d->shard, s->global_shape, s->global_offset, err);
+        d->shard = &s->shard;
+        return hri_shard_read(p, d->rank, &s->shard, s->global_shape, s->global_offset, err);
     case HURRAY_SECTION_ROLE:
         d->has_role = 1;
         return hri_role_read(p, &d->role, err);
@@ -714,10 +717,10 @@ static int check_layout_against_shape(const struct hurray_descriptor *d,
  * (quantization.md), after its context-free rules. */
 static int check_quant_section(const struct hurray_descriptor *d, struct hurray_error *err) {
     int layout_buffers = -1;
-    if (!d->has_quant) return HURRAY_OK;
-    HR_TRY(hurray_quant_check(&d->quant, err));
+    if (!d->quant) return HURRAY_OK;
+    HR_TRY(hurray_quant_check(d->quant, err));
     HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, err));
-    return hurray_quant_validate(&d->quant, d->dtype, &d->layout, d->rank, d->shape,
+    return hurray_quant_validate(d->quant, d->dtype, &d->layout, d->rank, d->shape,
                                  layout_buffers, d->buffer_count, err);
 }
 
@@ -726,9 +729,9 @@ static int check_statistics_section(const struct hurray_descriptor *d,
                                     struct hurray_error *err) {
     uint64_t n = 0;
     int resolved = 0;
-    if (!d->has_statistics) return HURRAY_OK;
+    if (!d->statistics) return HURRAY_OK;
     HR_TRY(hurray_shape_element_count(d->rank, d->shape, &n, &resolved, err));
-    return hurray_statistics_check(&d->statistics, resolved ? n : UINT64_MAX, err);
+    return hurray_statistics_check(d->statistics, resolved ? n : UINT64_MAX, err);
 }
 
 /* Tier 3 (buffer-protocol.md § Validation tiers): layout against shape, the
@@ -739,7 +742,7 @@ static int check_tier3(const struct hurray_descriptor *d, const struct hurray_li
     HR_TRY(check_byte_offset(d, err));
     HR_TRY(check_quant_section(d, err));
     HR_TRY(check_statistics_section(d, err));
-    if (d->has_shard) HR_TRY(hurray_shard_check(&d->shard, d->rank, d->shape, err));
+    if (d->shard) HR_TRY(hurray_shard_check(d->shard, d->rank, d->shape, err));
     return HURRAY_OK;
 }
 
@@ -754,7 +757,7 @@ static int buffer_counts(const struct hurray_descriptor *d, struct buffer_counts
     c->layout = -1;
     c->quant = 0;
     HR_TRY(hurray_layout_buffer_count(d->layout.tag, d->rank, &c->layout, err));
-    if (d->has_quant) HR_TRY(hurray_quant_buffer_count(&d->quant, &c->quant, err));
+    if (d->quant) HR_TRY(hurray_quant_buffer_count(d->quant, &c->quant, err));
     return HURRAY_OK;
 }
 
@@ -782,7 +785,7 @@ static int check_tier1(const struct hurray_descriptor *d, const struct buffer_co
     return hri_fail(err, HURRAY_E_BUFFER_COUNT, "buffer_count",
                     "buffer_count: %u, but the %s layout with %s needs %d (HR-BUF-8)",
                     (unsigned)d->buffer_count, hurray_layout_name(d->layout.tag),
-                    d->has_quant ? "its quantization section" : "no quantization", want);
+                    d->quant ? "its quantization section" : "no quantization", want);
 }
 
 /* Tier 2 inputs: the layout's L requirements, then the quantization
@@ -802,8 +805,8 @@ static int compute_required_sizes(const struct hurray_descriptor *d,
                layout_buffers, quant_buffers);
     HR_TRY(hri_layout_required_sizes(&d->layout, d->dtype, d->rank, d->shape, d->byte_offset,
                                      sizes, known, err));
-    if (!d->has_quant) return HURRAY_OK;
-    HR_TRY(hurray_quant_required_sizes(&d->quant, d->rank, d->shape, qs, qk, err));
+    if (!d->quant) return HURRAY_OK;
+    HR_TRY(hurray_quant_required_sizes(d->quant, d->rank, d->shape, qs, qk, err));
     for (int j = 0; j < quant_buffers; j++) {
         sizes[layout_buffers + j] = qs[j];
         known[layout_buffers + j] = qk[j];
@@ -916,7 +919,7 @@ static int check_spans(const struct hurray_descriptor *d, struct hurray_error *e
     HR_FAIL_IF(d->opaque_count && !d->opaque, err, HURRAY_E_ARGUMENT, "opaque",
                "opaque: NULL span for opaque_count %u", (unsigned)d->opaque_count);
     HR_TRY(hri_layout_check_spans(&d->layout, d->rank, err));
-    HR_FAIL_IF(d->has_shard && d->rank && (!d->shard.global_shape || !d->shard.global_offset),
+    HR_FAIL_IF(d->shard && d->rank && (!d->shard->global_shape || !d->shard->global_offset),
                err, HURRAY_E_ARGUMENT, "shard",
                "shard: NULL global_shape or global_offset span for rank %u", (unsigned)d->rank);
     for (unsigned i = 0; i < d->opaque_count; i++) {
@@ -930,9 +933,15 @@ static int check_spans(const struct hurray_descriptor *d, struct hurray_error *e
 
 /* Offsets of each span in the block: the 8-aligned arrays first, then bytes. */
 struct storage_plan {
+    size_t quant, statistics, shard;
     size_t shape, buffers, strides, inner, tile, fiber, gshape, goffset, records;
     size_t mode, lopaque, sections, total;
 };
+
+/* The section records are multiples of 8 bytes long: the spans after them stay aligned. */
+_Static_assert(sizeof(struct hurray_quant) % 8 == 0 && sizeof(struct hurray_statistics) % 8 == 0 &&
+                   sizeof(struct hurray_shard) % 8 == 0,
+               "section records keep the block's 8-byte alignment");
 
 static size_t plan_take(size_t *at, size_t n) {
     size_t p = *at;
@@ -945,14 +954,19 @@ static int plan_storage(const struct hurray_descriptor *d, struct storage_plan *
     size_t r = d->rank, at = 0;
     unsigned uses = layout_uses(d->layout.tag);
     uint64_t bytes = 0;
+    if (d->quant || d->statistics || d->shard) { /* most descriptors have none */
+        p->quant = plan_take(&at, d->quant ? sizeof *d->quant : 0);
+        p->statistics = plan_take(&at, d->statistics ? sizeof *d->statistics : 0);
+        p->shard = plan_take(&at, d->shard ? sizeof *d->shard : 0);
+    }
     p->shape = plan_take(&at, r * 8);
     p->buffers = plan_take(&at, d->buffer_count * sizeof *d->buffers);
     p->strides = plan_take(&at, uses & USES_STRIDES ? r * 8 : 0);
     p->inner = plan_take(&at, uses & USES_TILED ? r * 8 : 0);
     p->tile = plan_take(&at, uses & USES_TILED ? r * 8 : 0);
     p->fiber = plan_take(&at, uses & USES_CSF && r ? (r - 1) * 8 : 0);
-    p->gshape = plan_take(&at, d->has_shard ? r * 8 : 0);
-    p->goffset = plan_take(&at, d->has_shard ? r * 8 : 0);
+    p->gshape = plan_take(&at, d->shard ? r * 8 : 0);
+    p->goffset = plan_take(&at, d->shard ? r * 8 : 0);
     p->records = plan_take(&at, d->opaque_count * sizeof *d->opaque);
     p->mode = plan_take(&at, uses & USES_CSF ? r : 0);
     p->lopaque = at;
@@ -979,7 +993,8 @@ static const void *place(uint8_t *block, size_t off, const void *src, size_t n) 
  * the input, a caller's arrays, d's own block) into ONE new block from `a`,
  * exactly sized, and points `d` into it: d->storage becomes the new block.
  * The old block is not freed (the caller does, after). Spans the layout's tag
- * does not use, and the shard's without a shard section, become NULL. On
+ * does not use become NULL; the section records present are copied with the
+ * spans (the shard's spans into the block too). On
  * failure `d` is unchanged. Every span it copies exists: check_spans passed,
  * or the parser set them. */
 static int build_storage(struct hurray_descriptor *d, const struct hurray_allocator *a,
@@ -1006,10 +1021,17 @@ static int build_storage(struct hurray_descriptor *d, const struct hurray_alloca
     l->opaque = uses & USES_OPAQUE && l->opaque_len
                     ? place(block, p.lopaque, l->opaque, l->opaque_len)
                     : NULL;
-    d->shard.global_shape =
-        d->has_shard ? place(block, p.gshape, d->shard.global_shape, r * 8) : NULL;
-    d->shard.global_offset =
-        d->has_shard ? place(block, p.goffset, d->shard.global_offset, r * 8) : NULL;
+    if (d->quant) d->quant = place(block, p.quant, d->quant, sizeof *d->quant);
+    if (d->statistics)
+        d->statistics = place(block, p.statistics, d->statistics, sizeof *d->statistics);
+    if (d->shard) {
+        /* d's own block: writable, whatever the pointer's const says */
+        struct hurray_shard *sh =
+            (struct hurray_shard *)(uintptr_t)place(block, p.shard, d->shard, sizeof *d->shard);
+        sh->global_shape = place(block, p.gshape, sh->global_shape, r * 8);
+        sh->global_offset = place(block, p.goffset, sh->global_offset, r * 8);
+        d->shard = sh;
+    }
     struct hurray_opaque_section *rec =
         (struct hurray_opaque_section *)(void *)(block ? block + p.records : NULL);
     size_t at = p.sections;
@@ -1053,6 +1075,7 @@ int hurray_descriptor_set_shape(struct hurray_descriptor *d, uint8_t rank,
     HR_FAIL_IF(rank && !shape, err, HURRAY_E_ARGUMENT, "shape",
                "set_shape: shape is NULL for rank %u", (unsigned)rank);
     struct hurray_descriptor t = *d;
+    struct hurray_shard sh;
     t.rank = rank;
     t.shape = rank ? shape : NULL;
     if (rank != d->rank) {
@@ -1068,9 +1091,11 @@ int hurray_descriptor_set_shape(struct hurray_descriptor *d, uint8_t rank,
             l->fiber_counts = zero_u64;
             l->mode_order = zero_u8;
         }
-        if (t.has_shard) {
-            t.shard.global_shape = zero_u64;
-            t.shard.global_offset = zero_u64;
+        if (t.shard) {
+            sh = *t.shard;
+            sh.global_shape = zero_u64;
+            sh.global_offset = zero_u64;
+            t.shard = &sh;
         }
     }
     return commit(d, &t, err);
@@ -1116,36 +1141,43 @@ int hurray_descriptor_set_layout(struct hurray_descriptor *d, const struct hurra
     return commit(d, &t, err);
 }
 
-void hurray_descriptor_set_quant(struct hurray_descriptor *d, const struct hurray_quant *q) {
-    static const struct hurray_quant none;
-    if (!d) return;
-    d->has_quant = q != NULL;
-    d->quant = q ? *q : none;
+int hurray_descriptor_set_quant(struct hurray_descriptor *d, const struct hurray_quant *q,
+                                struct hurray_error *err) {
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "quant", "set_quant: descriptor is NULL");
+    struct hurray_descriptor t = *d;
+    t.quant = q;
+    if (!q) { /* the block keeps the bytes until the next rebuild */
+        d->quant = NULL;
+        return HURRAY_OK;
+    }
+    return commit(d, &t, err);
 }
 
-void hurray_descriptor_set_statistics(struct hurray_descriptor *d,
-                                      const struct hurray_statistics *s) {
-    static const struct hurray_statistics none;
-    if (!d) return;
-    d->has_statistics = s != NULL;
-    d->statistics = s ? *s : none;
+int hurray_descriptor_set_statistics(struct hurray_descriptor *d,
+                                     const struct hurray_statistics *s,
+                                     struct hurray_error *err) {
+    HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "statistics", "set_statistics: descriptor is NULL");
+    struct hurray_descriptor t = *d;
+    t.statistics = s;
+    if (!s) { /* likewise */
+        d->statistics = NULL;
+        return HURRAY_OK;
+    }
+    return commit(d, &t, err);
 }
 
 int hurray_descriptor_set_shard(struct hurray_descriptor *d, const struct hurray_shard *s,
                                 struct hurray_error *err) {
-    static const struct hurray_shard none;
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "shard", "set_shard: descriptor is NULL");
     if (!s) { /* the block keeps the bytes until the next rebuild */
-        d->has_shard = 0;
-        d->shard = none;
+        d->shard = NULL;
         return HURRAY_OK;
     }
     HR_FAIL_IF(d->rank && (!s->global_shape || !s->global_offset), err, HURRAY_E_ARGUMENT,
                "shard", "set_shard: NULL global_shape or global_offset for rank %u",
                (unsigned)d->rank);
     struct hurray_descriptor t = *d;
-    t.has_shard = 1;
-    t.shard = *s;
+    t.shard = s;
     return commit(d, &t, err);
 }
 
@@ -1296,9 +1328,9 @@ static void write_layout_block(struct hri_writer *w, const struct hurray_descrip
 static void write_section_payload(struct hri_writer *w, const struct hurray_descriptor *d,
                                   uint8_t type, unsigned index) {
     switch (type) {
-    case HURRAY_SECTION_QUANTIZATION: hri_quant_write(w, &d->quant); break;
-    case HURRAY_SECTION_STATISTICS: hri_statistics_write(w, &d->statistics); break;
-    case HURRAY_SECTION_SHARD: hri_shard_write(w, &d->shard, d->rank); break;
+    case HURRAY_SECTION_QUANTIZATION: hri_quant_write(w, d->quant); break;
+    case HURRAY_SECTION_STATISTICS: hri_statistics_write(w, d->statistics); break;
+    case HURRAY_SECTION_SHARD: hri_shard_write(w, d->shard, d->rank); break;
     case HURRAY_SECTION_ROLE: hri_role_write(w, d->role); break;
     default: hri_w_bytes(w, d->opaque[index].data, d->opaque[index].length); break;
     }
@@ -1312,7 +1344,7 @@ static uint32_t section_payload_length(const struct hurray_descriptor *d, uint8_
     uint32_t len = 0;
     switch (type) {
     case HURRAY_SECTION_QUANTIZATION:
-        return hurray_quant_payload_length(d->quant.scheme, &len, NULL) == HURRAY_OK ? len : 0;
+        return hurray_quant_payload_length(d->quant->scheme, &len, NULL) == HURRAY_OK ? len : 0;
     case HURRAY_SECTION_STATISTICS: return hri_statistics_length();
     case HURRAY_SECTION_SHARD: return hri_shard_length(d->rank);
     case HURRAY_SECTION_ROLE: return hri_role_length();
@@ -1489,9 +1521,9 @@ static int sections_equal(const struct hurray_descriptor *a, const struct hurray
                           uint8_t rank) {
     for (uint8_t t = HURRAY_SECTION_QUANTIZATION; t <= HURRAY_SECTION_ROLE; t++)
         if (has_known_section(a, t) != has_known_section(b, t)) return 0;
-    if (a->has_quant && !hurray_quant_equal(&a->quant, &b->quant)) return 0;
-    if (a->has_statistics && !hurray_statistics_equal(&a->statistics, &b->statistics)) return 0;
-    if (a->has_shard && !hurray_shard_equal(&a->shard, &b->shard, rank)) return 0;
+    if (a->quant && !hurray_quant_equal(a->quant, b->quant)) return 0;
+    if (a->statistics && !hurray_statistics_equal(a->statistics, b->statistics)) return 0;
+    if (a->shard && !hurray_shard_equal(a->shard, b->shard, rank)) return 0;
     if (a->has_role && a->role != b->role) return 0;
     if (a->opaque_count != b->opaque_count) return 0;
     for (unsigned i = 0; i < a->opaque_count; i++) {

@@ -1607,6 +1607,10 @@ int hurray_file_entry_is_member(const struct hurray_file *f, size_t i) {
     return f && i < f->count ? f->entries[i].is_member : 0;
 }
 
+int hurray_file_entry_buffer_count(const struct hurray_file *f, size_t i) {
+    return f && i < f->count ? f->entries[i].buffer_count : -1;
+}
+
 size_t hurray_file_top_level_count(const struct hurray_file *f) { return f ? f->top_count : 0; }
 
 size_t hurray_file_top_level_entry(const struct hurray_file *f, size_t k) {

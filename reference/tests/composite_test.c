@@ -236,9 +236,10 @@ static void test_HR_COMP_5_partition_members(void **state) {
     expect(p, NULL, HURRAY_E_COMBINATION, "members[1].dtype");
     p->members[1]->descriptor->dtype = F32;
 
-    p->members[0]->descriptor->has_shard = 0;
+    const struct hurray_shard *kept = p->members[0]->descriptor->shard;
+    p->members[0]->descriptor->shard = NULL;
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[0].shard");
-    p->members[0]->descriptor->has_shard = 1;
+    p->members[0]->descriptor->shard = kept;
 
     test_patch_shard(p->members[1]->descriptor, 0, 1, 4);
     expect(p, NULL, HURRAY_E_CONSTRAINT, "members[1].shard.global_shape[1]");
@@ -395,9 +396,10 @@ static void test_HR_COMP_7_overlay_base(void **state) {
 static void test_HR_COMP_7_overlay_corrections(void **state) {
     (void)state;
     struct hurray_item *o = overlay3();
-    o->members[2]->descriptor->has_shard = 0;
+    const struct hurray_shard *kept = o->members[2]->descriptor->shard;
+    o->members[2]->descriptor->shard = NULL;
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[2].shard");
-    o->members[2]->descriptor->has_shard = 1;
+    o->members[2]->descriptor->shard = kept;
     test_patch_shard(o->members[1]->descriptor, 0, 0, 5);
     expect(o, NULL, HURRAY_E_CONSTRAINT, "members[1].shard.global_shape[0]");
     test_patch_shard(o->members[1]->descriptor, 0, 0, 4);

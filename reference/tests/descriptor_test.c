@@ -333,152 +333,138 @@ static void quant_init(struct hurray_quant *q, uint8_t scheme) {
 static struct hurray_descriptor *b_q_per_tensor(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    d->quant.scale = 0.25;
-    d->quant.zero_point = -3;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 0.25;
+    test_quant(d)->zero_point = -3;
     return d;
 }
 static struct hurray_descriptor *b_q_per_tensor_coo(void) {
     struct hurray_descriptor *d = b_coo();
     d->dtype = HURRAY_DTYPE_UINT8;
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    d->quant.scale = 3.0;
-    d->quant.zero_point = 128;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 3.0;
+    test_quant(d)->zero_point = 128;
     return d;
 }
 static struct hurray_descriptor *b_q_per_channel(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
-    d->quant.axis = 1;
-    d->quant.scale_buffer = 1;
-    d->quant.zero_point_buffer = 2;
-    d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
-    d->quant.zero_point_dtype = HURRAY_DTYPE_INT8;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->zero_point_buffer = 2;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
+    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
     return d;
 }
 static struct hurray_descriptor *b_q_per_channel_symmetric(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){3, 8});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
-    d->quant.axis = 0;
-    d->quant.scale_buffer = 1;
-    d->quant.scale_dtype = HURRAY_DTYPE_BFLOAT16;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant(d)->axis = 0;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_BFLOAT16;
     return d;
 }
 static struct hurray_descriptor *b_q_block(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_BLOCK_AFFINE);
-    d->quant.axis = 1;
-    d->quant.scale_buffer = 1;
-    d->quant.zero_point_buffer = 2;
-    d->quant.scale_dtype = HURRAY_DTYPE_FLOAT16;
-    d->quant.zero_point_dtype = HURRAY_DTYPE_UINT8;
-    d->quant.block_size = 32;
+    quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->zero_point_buffer = 2;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT16;
+    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_UINT8;
+    test_quant(d)->block_size = 32;
     return d;
 }
 static struct hurray_descriptor *b_q_nf4(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){256});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_NF4);
-    d->quant.absmax_buffer = 1;
-    d->quant.block_size = 64;
+    quant_init(test_quant(d), HURRAY_QUANT_NF4);
+    test_quant(d)->absmax_buffer = 1;
+    test_quant(d)->block_size = 64;
     return d;
 }
 static struct hurray_descriptor *b_q_nf4_double(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_NF4);
-    d->quant.flags = HURRAY_NF4_DOUBLE_QUANT;
-    d->quant.absmax_buffer = 1;
-    d->quant.nested_absmax_buffer = 2;
-    d->quant.quant_map_buffer = 3;
-    d->quant.block_size = 64;
-    d->quant.nested_block_size = 256;
-    d->quant.nested_offset = 0.125f;
+    quant_init(test_quant(d), HURRAY_QUANT_NF4);
+    test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
+    test_quant(d)->absmax_buffer = 1;
+    test_quant(d)->nested_absmax_buffer = 2;
+    test_quant(d)->quant_map_buffer = 3;
+    test_quant(d)->block_size = 64;
+    test_quant(d)->nested_block_size = 256;
+    test_quant(d)->nested_offset = 0.125f;
     return d;
 }
 static struct hurray_descriptor *b_q_mx(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_MX);
-    d->quant.axis = 1;
-    d->quant.scale_buffer = 1;
-    d->quant.block_size = 32;
+    quant_init(test_quant(d), HURRAY_QUANT_MX);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->block_size = 32;
     return d;
 }
 static struct hurray_descriptor *b_q_mx_int8(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){64, 3});
     set_strides(d, (int64_t[]){3, 1});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_MX);
-    d->quant.axis = 0;
-    d->quant.scale_buffer = 1;
-    d->quant.block_size = 32;
+    quant_init(test_quant(d), HURRAY_QUANT_MX);
+    test_quant(d)->axis = 0;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->block_size = 32;
     return d;
 }
 static struct hurray_descriptor *b_q_nvfp4(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_NVFP4);
-    d->quant.axis = 1;
-    d->quant.scale_buffer = 1;
-    d->quant.block_size = 16;
-    d->quant.tensor_scale = 2.0f;
+    quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->block_size = 16;
+    test_quant(d)->tensor_scale = 2.0f;
     return d;
 }
 static struct hurray_descriptor *b_q_paged(void) {
     struct hurray_descriptor *d = b_block_paged();
     d->dtype = HURRAY_DTYPE_INT8;
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
-    d->quant.axis = 2;
-    d->quant.scale_buffer = 3;
-    d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant(d)->axis = 2;
+    test_quant(d)->scale_buffer = 3;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
     return d;
 }
 static struct hurray_descriptor *b_q_private_layout(void) {
     struct hurray_descriptor *d = b_private_layout();
     d->dtype = HURRAY_DTYPE_INT8;
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    d->quant.scale = 1.5;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 1.5;
     return d;
 }
 static struct hurray_descriptor *b_statistics(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
-    d->has_statistics = 1;
-    d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
-    d->statistics.min = -1.5;
-    d->statistics.max = 2.0;
-    d->statistics.nan_count = 1;
+    test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
+    test_statistics(d)->min = -1.5;
+    test_statistics(d)->max = 2.0;
+    test_statistics(d)->nan_count = 1;
     return d;
 }
 static struct hurray_descriptor *b_statistics_minmax(void) {
     struct hurray_descriptor *d = b_statistics();
-    d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
-    d->statistics.nan_count = 0;
-    d->statistics.min = d->statistics.max = -0.0;
+    test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX;
+    test_statistics(d)->nan_count = 0;
+    test_statistics(d)->min = test_statistics(d)->max = -0.0;
     return d;
 }
 static struct hurray_descriptor *b_statistics_nan_dynamic(void) {
     struct hurray_descriptor *d =
         desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){DYN, 2});
-    d->has_statistics = 1;
-    d->statistics.flags = HURRAY_STATS_HAS_NAN_COUNT;
-    d->statistics.nan_count = 1000; /* N unknown: not bounded */
+    test_statistics(d)->flags = HURRAY_STATS_HAS_NAN_COUNT;
+    test_statistics(d)->nan_count = 1000; /* N unknown: not bounded */
     return d;
 }
 static struct hurray_descriptor *b_shard(void) {
@@ -523,10 +509,9 @@ static struct hurray_descriptor *b_all_sections(void) {
     test_shard_edit(&t, s);
     test_shard_apply(&t, d);
     desc_free(s);
-    d->has_statistics = 1;
-    d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
-    d->statistics.min = -128;
-    d->statistics.max = 127;
+    test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX;
+    test_statistics(d)->min = -128;
+    test_statistics(d)->max = 127;
     d->has_role = 1;
     d->role = HURRAY_ROLE_CORRECTION;
     test_add_opaque(d, 0x22, 0, ext_bytes, 32);
@@ -725,7 +710,7 @@ static void test_HR_DESC_2_golden_vector_decodes(void **state) {
     assert_int_equal(d->buffers[0].size, 24);
     assert_int_equal(d->buffers[0].alignment_log2, 6);
     assert_int_equal(d->buffers[0].sync_mode, HURRAY_SYNC_PRODUCER_SYNCED);
-    assert_int_equal(d->has_quant + d->has_statistics + d->has_shard + d->has_role, 0);
+    assert_true(!d->quant && !d->statistics && !d->shard && !d->has_role);
     assert_int_equal(d->opaque_count, 0);
     /* One block holds every span, sized exactly: the shape and the table. */
     assert_ptr_equal(d->shape, d->storage);
@@ -764,10 +749,9 @@ static void test_HR_DESC_2_worked_example_with_statistics(void **state) {
         desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
-    d->has_statistics = 1;
-    d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX;
-    d->statistics.min = -1.5;
-    d->statistics.max = 2.0;
+    test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX;
+    test_statistics(d)->min = -1.5;
+    test_statistics(d)->max = 2.0;
     assert_bytes_equal(buf, encode_ok(d, buf, sizeof buf), want, sizeof want);
     check_roundtrip(d);
     desc_free(d);
@@ -1397,9 +1381,8 @@ static void test_HR_LAYOUT_30_composite_params(void **state) {
     test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
     test_set_buffer_count(d, 0);
-    d->has_quant = 1;
-    quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    d->quant.scale = 1;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 1;
     d->dtype = HURRAY_DTYPE_INT8;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
     desc_free(d);
@@ -1842,9 +1825,9 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     (void)state;
     struct hurray_error err;
     struct hurray_descriptor *d = build(find_entry("b_q_per_tensor"));
-    d->quant.scale = 0.0;
+    test_quant(d)->scale = 0.0;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
-    d->quant.scale = 1.0;
+    test_quant(d)->scale = 1.0;
     d->dtype = HURRAY_DTYPE_FLOAT32;
     test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
@@ -1854,10 +1837,10 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
     desc_free(d);
     d = build(find_entry("b_statistics"));
-    d->statistics.min = 3.0;
+    test_statistics(d)->min = 3.0;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
-    d->statistics.min = -1.0;
-    d->statistics.nan_count = 5; /* N = 4 */
+    test_statistics(d)->min = -1.0;
+    test_statistics(d)->nan_count = 5; /* N = 4 */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "statistics.nan_count");
     desc_free(d);
@@ -1891,7 +1874,7 @@ static void test_HR_BUF_9_tier3_through_descriptor(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_CONSTRAINT);
     desc_free(d);
     d = build(find_entry("b_q_paged"));
-    d->quant.axis = 1; /* block-paged: per_channel only on an inner axis */
+    test_quant(d)->axis = 1; /* block-paged: per_channel only on an inner axis */
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
     desc_free(d);
 }
@@ -1945,10 +1928,9 @@ static void test_HR_DESC_6_validate_refuses_what_decode_refuses(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RESERVED_TAG);
     d->role = HURRAY_ROLE_BASE;
     /* quantization scheme tag */
-    d->has_quant = 1;
-    quant_init(&d->quant, 0x09);
+    quant_init(test_quant(d), 0x09);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RESERVED_TAG);
-    d->has_quant = 0;
+    d->quant = NULL;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
     desc_free(d);
 }
@@ -1990,10 +1972,10 @@ static void test_HR_SECT_3_built_unknown_sections(void **state) {
         recs[d->opaque_count++] = (struct hurray_opaque_section){(uint8_t)t, 0, NULL, 0};
     assert_int_equal(d->opaque_count, 250);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* + statistics */
-    d->has_quant = d->has_role = 1;
+    d->has_role = 1;
     d->dtype = HURRAY_DTYPE_INT8;
-    quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    d->quant.scale = 1;
+    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 1;
     d->role = HURRAY_ROLE_BASE;
     struct test_shard sh;
     test_shard_edit(&sh, d);
@@ -2117,12 +2099,12 @@ static void test_HR_DESC_7_equal_field_by_field(void **state) {
     DIFFERS(TEST_PATCH_BUFFER(c, 0, sync_mode, HURRAY_SYNC_EVENT));
     DIFFERS(test_set_buffer_count(c, 2));
     DIFFERS(c->layout.tag = HURRAY_LAYOUT_COL_MAJOR);
-    DIFFERS(c->quant.scale = 0.5);
-    DIFFERS(c->has_quant = 0);
-    DIFFERS(c->statistics.max = 126);
-    DIFFERS(c->has_statistics = 0);
+    DIFFERS(test_quant(c)->scale = 0.5);
+    DIFFERS(c->quant = NULL);
+    DIFFERS(test_statistics(c)->max = 126);
+    DIFFERS(c->statistics = NULL);
     DIFFERS(test_patch_shard(c, 1, 0, 1));
-    DIFFERS(c->has_shard = 0);
+    DIFFERS(c->shard = NULL);
     DIFFERS(c->role = HURRAY_ROLE_BASE);
     DIFFERS(c->has_role = 0);
     DIFFERS(hurray_descriptor_clear_opaque_sections(c));
@@ -2133,14 +2115,9 @@ static void test_HR_DESC_7_equal_field_by_field(void **state) {
     DIFFERS(memcpy(other, ext_bytes, 32); other[31] ^= 1; rec = c->opaque[0]; rec.data = other;
             c->opaque = &rec);
 #undef DIFFERS
-    /* Floats compare by value: -0.0 == 0.0. Fields of absent sections are ignored. */
-    a->statistics.min = 0.0;
-    b->statistics.min = -0.0;
-    b->has_statistics = a->has_statistics = 0;
-    b->statistics.flags = 0x7F;
-    assert_true(hurray_descriptor_equal(a, b));
-    a->has_statistics = b->has_statistics = 1;
-    b->statistics.flags = a->statistics.flags;
+    /* Floats compare by value: -0.0 == 0.0. */
+    test_statistics(a)->min = 0.0;
+    test_statistics(b)->min = -0.0;
     assert_true(hurray_descriptor_equal(a, b));
     /* Shape entries past rank are not part of it (a longer borrowed span). */
     uint64_t longer[11] = {0};
@@ -2265,7 +2242,11 @@ static void test_HR_LIMIT_nomem_every_allocation(void **state) {
     (void)state;
     static uint8_t buf[BUF_CAP];
     for (size_t e = 0; e < CATALOGUE_COUNT; e++) {
-        struct hurray_descriptor *d = build(e);
+        /* an owning copy: its section records are in its block, as a decoded one's are */
+        struct hurray_descriptor *built = build(e), *d = desc_new(0, 0, 0, NULL);
+        struct hurray_error err;
+        assert_status(hurray_descriptor_copy(d, built, NULL, &err), HURRAY_OK);
+        desc_free(built);
         struct sweep_state s = {buf, 0, d};
         s.len = encode_ok(d, buf, sizeof buf);
         unsigned long calls = test_alloc_sweep(decode_body, &s);
@@ -2475,9 +2456,9 @@ static void test_descriptor_init_and_reset(void **state) {
 static void test_descriptor_is_compact(void **state) {
     (void)state;
     /* 16 bytes of tags and counts, byte_offset, 3 spans, the layout (6 spans and
-     * its scalars), quantization, statistics, shard (2 spans), the block: no
-     * fixed arrays. */
-    assert_true(sizeof(struct hurray_descriptor) <= 288);
+     * its scalars), a pointer to each optional section's record, the block: no
+     * fixed arrays, no record of a section the descriptor does not have. */
+    assert_true(sizeof(struct hurray_descriptor) <= 200);
     assert_true(sizeof(struct hurray_layout) <= 112);
     assert_true(sizeof(struct hurray_shard) <= 24);
 }
@@ -2531,16 +2512,16 @@ static void test_descriptor_setters(void **state) {
                      &d);
     test_set_shape(&d, 2, (uint64_t[]){4, 3});
     assert_int_equal(d.layout.strides[0], 12);
-    assert_int_equal(d.shard.global_offset[0], 4);
+    assert_int_equal(d.shard->global_offset[0], 4);
     test_set_shape(&d, 3, (uint64_t[]){1, 2, 3});
     for (unsigned k = 0; k < 3; k++) {
         assert_int_equal(d.layout.strides[k], 0);
         assert_int_equal(d.layout.inner_strides[k], 0);
         assert_int_equal(d.layout.tile_shape[k], 0);
-        assert_int_equal(d.shard.global_shape[k], 0);
-        assert_int_equal(d.shard.global_offset[k], 0);
+        assert_int_equal(d.shard->global_shape[k], 0);
+        assert_int_equal(d.shard->global_offset[k], 0);
     }
-    assert_int_equal(d.storage_len, 3 * 8 * 6);
+    assert_int_equal(d.storage_len, sizeof(struct hurray_shard) + 3 * 8 * 6);
     assert_status(hurray_descriptor_set_shape(&d, 65, (uint64_t[65]){0}, &err),
                   HURRAY_E_ARGUMENT);
     assert_status(hurray_descriptor_set_shape(&d, 1, NULL, &err), HURRAY_E_ARGUMENT);
@@ -2563,23 +2544,25 @@ static void test_descriptor_setters(void **state) {
     /* Sections. */
     struct hurray_quant q;
     quant_init(&q, HURRAY_QUANT_PER_TENSOR_AFFINE);
-    hurray_descriptor_set_quant(&d, &q);
-    assert_int_equal(d.has_quant, 1);
-    hurray_descriptor_set_quant(&d, NULL);
-    assert_int_equal(d.has_quant, 0);
-    assert_int_equal(d.quant.scheme, 0);
+    assert_status(hurray_descriptor_set_quant(&d, &q, &err), HURRAY_OK);
+    assert_non_null(d.quant);
+    assert_true(d.quant != &q && (const void *)d.quant == d.storage); /* copied, first */
+    assert_int_equal(d.quant->scheme, HURRAY_QUANT_PER_TENSOR_AFFINE);
+    assert_status(hurray_descriptor_set_quant(&d, NULL, &err), HURRAY_OK);
+    assert_null(d.quant);
     struct hurray_statistics st = {HURRAY_STATS_HAS_MIN_MAX, -1, 1, 0};
-    hurray_descriptor_set_statistics(&d, &st);
-    assert_int_equal(d.has_statistics, 1);
-    hurray_descriptor_set_statistics(&d, NULL);
-    assert_int_equal(d.has_statistics + d.statistics.flags, 0);
+    assert_status(hurray_descriptor_set_statistics(&d, &st, &err), HURRAY_OK);
+    assert_true(d.statistics != &st && d.statistics->flags == HURRAY_STATS_HAS_MIN_MAX);
+    assert_status(hurray_descriptor_set_statistics(&d, NULL, &err), HURRAY_OK);
+    assert_null(d.statistics);
+    assert_status(hurray_descriptor_set_quant(NULL, &q, &err), HURRAY_E_ARGUMENT);
+    assert_status(hurray_descriptor_set_statistics(NULL, &st, &err), HURRAY_E_ARGUMENT);
     hurray_descriptor_set_role(&d, HURRAY_ROLE_BASE);
     assert_int_equal(d.has_role, 1);
     hurray_descriptor_clear_role(&d);
     assert_int_equal(d.has_role + d.role, 0);
     assert_status(hurray_descriptor_set_shard(&d, NULL, &err), HURRAY_OK);
-    assert_int_equal(d.has_shard, 0);
-    assert_null(d.shard.global_shape);
+    assert_null(d.shard);
     assert_status(hurray_descriptor_set_shard(&d, &(struct hurray_shard){0, 1, NULL, NULL}, &err),
                   HURRAY_E_ARGUMENT);
     for (unsigned t = 0; t < 255; t++) test_add_opaque(&d, (uint8_t)(t + 1), 0, ext_bytes, 2);

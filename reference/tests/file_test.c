@@ -152,77 +152,69 @@ static struct hurray_descriptor *catalogue(unsigned k) {
     case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
     case 16:
         d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_PER_TENSOR_AFFINE);
-        d->quant.scale = 0.25;
-        d->quant.zero_point = -3;
+        quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+        test_quant(d)->scale = 0.25;
+        test_quant(d)->zero_point = -3;
         return d;
     case 17:
         d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
-        d->quant.axis = 1;
-        d->quant.scale_buffer = 1;
-        d->quant.zero_point_buffer = 2;
-        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
-        d->quant.zero_point_dtype = HURRAY_DTYPE_INT8;
+        quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+        test_quant(d)->axis = 1;
+        test_quant(d)->scale_buffer = 1;
+        test_quant(d)->zero_point_buffer = 2;
+        test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
+        test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
         return d;
     case 18:
         d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_BLOCK_AFFINE);
-        d->quant.axis = 1;
-        d->quant.scale_buffer = 1;
-        d->quant.zero_point_buffer = 2;
-        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT16;
-        d->quant.zero_point_dtype = HURRAY_DTYPE_UINT8;
-        d->quant.block_size = 32;
+        quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
+        test_quant(d)->axis = 1;
+        test_quant(d)->scale_buffer = 1;
+        test_quant(d)->zero_point_buffer = 2;
+        test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT16;
+        test_quant(d)->zero_point_dtype = HURRAY_DTYPE_UINT8;
+        test_quant(d)->block_size = 32;
         return d;
     case 19:
         d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_NF4);
-        d->quant.flags = HURRAY_NF4_DOUBLE_QUANT;
-        d->quant.absmax_buffer = 1;
-        d->quant.nested_absmax_buffer = 2;
-        d->quant.quant_map_buffer = 3;
-        d->quant.block_size = 64;
-        d->quant.nested_block_size = 256;
-        d->quant.nested_offset = 0.125f;
+        quant_init(test_quant(d), HURRAY_QUANT_NF4);
+        test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
+        test_quant(d)->absmax_buffer = 1;
+        test_quant(d)->nested_absmax_buffer = 2;
+        test_quant(d)->quant_map_buffer = 3;
+        test_quant(d)->block_size = 64;
+        test_quant(d)->nested_block_size = 256;
+        test_quant(d)->nested_offset = 0.125f;
         return d;
     case 20:
         d = desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_MX);
-        d->quant.axis = 1;
-        d->quant.scale_buffer = 1;
-        d->quant.block_size = 32;
+        quant_init(test_quant(d), HURRAY_QUANT_MX);
+        test_quant(d)->axis = 1;
+        test_quant(d)->scale_buffer = 1;
+        test_quant(d)->block_size = 32;
         return d;
     case 21:
         d = desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_NVFP4);
-        d->quant.axis = 1;
-        d->quant.scale_buffer = 1;
-        d->quant.block_size = 16;
-        d->quant.tensor_scale = 2.0f;
+        quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
+        test_quant(d)->axis = 1;
+        test_quant(d)->scale_buffer = 1;
+        test_quant(d)->block_size = 16;
+        test_quant(d)->tensor_scale = 2.0f;
         return d;
     case 22:
         d = catalogue(12);
         d->dtype = HURRAY_DTYPE_INT8;
-        d->has_quant = 1;
-        quant_init(&d->quant, HURRAY_QUANT_PER_CHANNEL_AFFINE);
-        d->quant.axis = 2;
-        d->quant.scale_buffer = 3;
-        d->quant.scale_dtype = HURRAY_DTYPE_FLOAT32;
+        quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+        test_quant(d)->axis = 2;
+        test_quant(d)->scale_buffer = 3;
+        test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
         return d;
     case 23:
         d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
-        d->has_statistics = 1;
-        d->statistics.flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
-        d->statistics.min = -1.5;
-        d->statistics.max = 2.0;
-        d->statistics.nan_count = 1;
+        test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
+        test_statistics(d)->min = -1.5;
+        test_statistics(d)->max = 2.0;
+        test_statistics(d)->nan_count = 1;
         return d;
     case 24: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
     default: return NULL;
@@ -676,6 +668,11 @@ static void test_HR_FILE_3_composites(void **state) {
     for (size_t i = 0; i < 10; i++) {
         assert_string_equal(hurray_file_entry_name(file, i), want[i]);
         assert_int_equal(hurray_file_entry_is_member(file, i), member[i]);
+        struct hurray_descriptor d;
+        hurray_descriptor_init(&d);
+        assert_status(hurray_file_entry_descriptor(file, i, &d, &err), HURRAY_OK);
+        assert_int_equal(hurray_file_entry_buffer_count(file, i), d.buffer_count);
+        hurray_descriptor_reset(&d);
         size_t at = 99;
         assert_true(hurray_file_find(file, want[i], &at));
         assert_int_equal(at, i);
@@ -684,6 +681,9 @@ static void test_HR_FILE_3_composites(void **state) {
     assert_int_equal(hurray_file_entry_kind(file, 4), HURRAY_FILE_KIND_COMPOSITE);
     assert_int_equal(hurray_file_entry_kind(file, 5), HURRAY_FILE_KIND_TENSOR);
     assert_null(hurray_file_entry_name(file, 10));
+    assert_int_equal(hurray_file_entry_buffer_count(file, 10), -1);
+    assert_int_equal(hurray_file_entry_buffer_count(NULL, 0), -1);
+    assert_int_equal(hurray_file_entry_buffer_count(file, 2), 0); /* a head */
     assert_false(hurray_file_find(file, "g.2", NULL));
     assert_false(hurray_file_find(file, "", NULL));
     /* top level skips members */

@@ -57,6 +57,8 @@
 #define MEMBERS 65536u           /* the default max_composite_members */
 #define FILE_TENSORS (1u << 18)  /* top-level tensors in one file */
 #define DESCRIPTORS 65536u       /* descriptors decoded and kept */
+#define STREAM_ITEMS 65536u      /* top-level items of one tensor each in a stream */
+#define SMALLEST_ITEMS (1u << 18) /* top-level items of the smallest descriptor in a stream */
 #define BUDGET_FACTOR 8u
 #define BUDGET_SLACK ((uint64_t)1 << 20)
 
@@ -242,6 +244,33 @@ static int read_composite(struct hurray_stream_reader *r, long *peak) {
     return 0;
 }
 
+/* Every top-level item of a stream whose bytes are in memory (the memory reader), all kept
+ * in one array until the end: STREAM_ITEMS tensors or SMALLEST_ITEMS smallest items. */
+static int probe_stream_items(const uint8_t *src, size_t len, long *peak) {
+    struct hurray_stream_reader *r = NULL;
+    struct hurray_error err;
+    int st = hurray_stream_reader_create_memory(src, len, NULL, &r, &err);
+    if (st != HURRAY_OK) return probe_fail("create", st, &err);
+    struct hurray_item **items = malloc(SMALLEST_ITEMS * sizeof *items);
+    size_t n = 0;
+    if (!items) return probe_fail("items", HURRAY_E_NOMEM, NULL);
+    for (;;) {
+        struct hurray_item *it = NULL;
+        st = hurray_stream_reader_next(r, &it, &err);
+        if (st != HURRAY_OK) return probe_fail("next", st, &err);
+        if (!it) break;
+        if (n == SMALLEST_ITEMS) return probe_fail("too many items", HURRAY_E_INTERNAL, NULL);
+        items[n++] = it;
+    }
+    *peak = status_kib("VmHWM");
+    if (n != STREAM_ITEMS && n != SMALLEST_ITEMS)
+        return probe_fail("count", HURRAY_E_INTERNAL, NULL);
+    for (size_t i = 0; i < n; i++) hurray_item_destroy(items[i]);
+    free(items);
+    hurray_stream_reader_destroy(r);
+    return 0;
+}
+
 /* A stream read from a pipe: a child process (forked before the baseline is taken, so
  * none of its memory is this process's) writes the file into it in 64 KiB writes. */
 static int probe_stream_fd(const char *path, long *base, long *peak) {
@@ -358,6 +387,8 @@ static int probe_main(const char *which, const char *path) {
         rc = probe_stream(src, len, 0, &no_slack_limit, &peak);
     else if (strcmp(which, "stream-fd") == 0)
         rc = probe_stream_fd(path, &base, &peak);
+    else if (strcmp(which, "stream-items") == 0)
+        rc = probe_stream_items(src, len, &peak);
     else if (strcmp(which, "stream-callback") == 0)
         rc = probe_stream(src, len, 1, NULL, &peak);
     else if (strcmp(which, "descriptors") == 0)
@@ -483,6 +514,55 @@ static void make_descriptors(const char *path) {
     hurray_item_destroy(m);
 }
 
+/* `count` top-level items of one tensor, `m`, each its own frame (`frame` bytes). */
+static void make_item_stream(const char *path, struct hurray_item *m, uint32_t count,
+                             size_t frame) {
+    struct hurray_stream_writer *w = NULL;
+    struct hurray_error err;
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    assert_status(hurray_stream_writer_create_memory(NULL, &w, &err), HURRAY_OK);
+    for (uint32_t i = 0; i < count; i++)
+        assert_status(hurray_stream_writer_write(w, m, &err), HURRAY_OK);
+    assert_status(hurray_stream_writer_getvalue(w, &data, &len, &err), HURRAY_OK);
+    assert_int_equal(len, (size_t)count * frame);
+    write_file(path, data, len);
+    hurray_stream_writer_destroy(w);
+    hurray_item_destroy(m);
+}
+
+/* STREAM_ITEMS plain uint8 tensors of shape [1]: 80-byte frames (8 of header, a 64-byte
+ * descriptor, the byte padded to 8). */
+static void make_stream_of_tensors(const char *path) {
+    make_item_stream(path, tb_tensor(HURRAY_DTYPE_UINT8, 1, (const uint64_t[]){1}, 1),
+                     STREAM_ITEMS, 80);
+}
+
+/* SMALLEST_ITEMS of the smallest items there are: 48 bytes each, an 8-byte frame header
+ * and the 40-byte descriptor (an unknown layout, rank 0, no buffers). */
+static void make_stream_of_smallest(const char *path) {
+    make_item_stream(path, smallest_member(), SMALLEST_ITEMS, 48);
+}
+
+/* DESCRIPTORS copies of the smallest descriptor there is (40 bytes: an unknown layout, rank
+ * 0, no buffers) back to back. */
+static void make_smallest_descriptors(const char *path) {
+    struct hurray_descriptor small;
+    uint8_t b[HURRAY_DESCRIPTOR_MIN_BYTES];
+    size_t nb = 0;
+    struct hurray_error err;
+    hurray_descriptor_init(&small);
+    small.dtype = HURRAY_DTYPE_UINT8;
+    small.layout.tag = 0x40;
+    assert_status(hurray_descriptor_encode(&small, b, sizeof b, &nb, &err), HURRAY_OK);
+    assert_int_equal(nb, HURRAY_DESCRIPTOR_MIN_BYTES);
+    uint8_t *all = malloc((size_t)DESCRIPTORS * nb);
+    assert_non_null(all);
+    for (uint32_t i = 0; i < DESCRIPTORS; i++) memcpy(all + (size_t)i * nb, b, nb);
+    write_file(path, all, (size_t)DESCRIPTORS * nb);
+    free(all);
+}
+
 /* FILE_TENSORS top-level tiny tensors, each its own entry. */
 static void make_file(const char *path) {
     struct hurray_item *m = tiny_tensor();
@@ -493,6 +573,27 @@ static void make_file(const char *path) {
     assert_non_null(names);
     for (uint32_t i = 0; i < FILE_TENSORS; i++) {
         snprintf(names + 8 * (size_t)i, 8, "t%05x", (unsigned)i);
+        e[i] = (struct hurray_file_entry){names + 8 * (size_t)i, m};
+    }
+    struct hurray_file_contents c = {e, FILE_TENSORS, NULL, 0};
+    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
+    free(names);
+    free(e);
+    hurray_item_destroy(m);
+}
+
+/* FILE_TENSORS top-level smallest tensors (an unknown layout, rank 0, no buffers) named
+ * t00000, t00001, ...: 56 bytes of file an entry (its index record, name and 40-byte
+ * descriptor), the most entries a file of this size holds. */
+static void make_smallest_file(const char *path) {
+    struct hurray_item *m = smallest_member();
+    struct hurray_file_entry *e = calloc(FILE_TENSORS, sizeof *e);
+    char *names = malloc((size_t)FILE_TENSORS * 8);
+    struct hurray_error err;
+    assert_non_null(e);
+    assert_non_null(names);
+    for (uint32_t i = 0; i < FILE_TENSORS; i++) {
+        snprintf(names + 8 * (size_t)i, 8, "t%05u", (unsigned)i);
         e[i] = (struct hurray_file_entry){names + 8 * (size_t)i, m};
     }
     struct hurray_file_contents c = {e, FILE_TENSORS, NULL, 0};
@@ -677,7 +778,7 @@ static void test_HR_STREAM_8_composite_memory_follows_input(void **state) {
 }
 
 /* The same with the smallest members there are: 48 bytes of stream each, an
- * item node of ~360 bytes (no storage block: no spans, no buffer table). */
+ * item node of 272 bytes (no storage block: no spans, no buffer table). */
 static void test_HR_STREAM_8_smallest_members_memory_follows_input(void **state) {
     (void)state;
     check_budget("stream", make_stream_smallest);
@@ -736,6 +837,30 @@ static void test_HR_FILE_13_kv_reader_memory_follows_input(void **state) {
 static void test_HR_KV_9_decoded_map_follows_input(void **state) {
     (void)state;
     check_budget("kv", make_kv_section);
+}
+
+/* Metadata-heavy inputs of top-level objects, every one kept (issue: for every reader, 8 x
+ * the input + 1 MiB): a stream of 65,536 plain 80-byte uint8[1] frames and one of 2^18 of
+ * the smallest items (48 bytes each), read by the memory reader. An item node is the item,
+ * its compact descriptor record and a one-buffer table in one block (item.c), the record a
+ * header with a pointer, not a record, for each optional section (descriptor.h). */
+static void test_HR_STREAM_8_top_level_items_memory_follows_input(void **state) {
+    (void)state;
+    check_budget("stream-items", make_stream_of_tensors);
+    check_budget("stream-items", make_stream_of_smallest);
+}
+
+/* A file of 2^18 of the smallest tensors (56 bytes of file each), every one loaded and kept,
+ * in copy, mmap and memory mode (HR-FILE-13). */
+static void test_HR_FILE_13_smallest_tensors_memory_follows_input(void **state) {
+    (void)state;
+    check_budgets(make_smallest_file, "file", "file-mmap", "file-memory", (const char *)NULL);
+}
+
+/* 65,536 of the smallest descriptors (40 bytes) decoded and kept (HR-DESC-5). */
+static void test_HR_DESC_5_smallest_decoded_records_follow_input(void **state) {
+    (void)state;
+    check_budget("descriptors", make_smallest_descriptors);
 }
 
 /* 65,536 one-byte members whose buffers each declare 4 KiB alignment (5.0 MiB): honouring
@@ -817,6 +942,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_HR_LIMIT_2_page_aligned_members_refused_within_budget),
         cmocka_unit_test(test_HR_LIMIT_2_kept_page_aligned_items_refused_within_budget),
         cmocka_unit_test(test_HR_LIMIT_2_dropped_page_aligned_items_read_whole),
+        cmocka_unit_test(test_HR_STREAM_8_top_level_items_memory_follows_input),
+        cmocka_unit_test(test_HR_FILE_13_smallest_tensors_memory_follows_input),
+        cmocka_unit_test(test_HR_DESC_5_smallest_decoded_records_follow_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,7 +343,7 @@ static void corpus_item(struct corpus *c, const uint8_t *p, size_t n) {
             it->buffers[i].data[k] = (uint8_t)(c->n + i + k * 7u);
     }
     c->layouts[d->layout.tag] = 1;
-    if (d->has_quant) c->schemes[d->quant.scheme] = 1;
+    if (d->quant) c->schemes[d->quant->scheme] = 1;
     c->items[c->n++] = it;
 }
 
@@ -1304,7 +1304,7 @@ static void test_HR_STREAM_10_refused_items_write_nothing(void **state) {
     assert_status(hurray_stream_writer_write(w, t, &err), HURRAY_E_BUFFER_SIZE);
     TEST_PATCH_BUFFER(t->descriptor, 0, size, 24);
     t->buffers[0].size = 24;
-    p->members[1]->descriptor->has_shard = 0; /* a composite rule */
+    p->members[1]->descriptor->shard = NULL; /* a composite rule (the record stays in the block) */
     assert_status(hurray_stream_writer_write(w, p, &err), HURRAY_E_CONSTRAINT);
     assert_hurray_error(&err, HURRAY_E_CONSTRAINT, "members[1].shard");
     tb_role(t, HURRAY_ROLE_BASE); /* a role outside an overlay */

@@ -237,10 +237,10 @@ void test_layout_apply(struct test_layout *t, struct hurray_descriptor *d) {
 
 void test_shard_edit(struct test_shard *t, const struct hurray_descriptor *d) {
     memset(t, 0, sizeof *t);
-    if (!d->has_shard) return;
-    t->s = d->shard;
-    copy_span(t->global_shape, d->shard.global_shape, d->rank * 8u);
-    copy_span(t->global_offset, d->shard.global_offset, d->rank * 8u);
+    if (!d->shard) return;
+    t->s = *d->shard;
+    copy_span(t->global_shape, d->shard->global_shape, d->rank * 8u);
+    copy_span(t->global_offset, d->shard->global_offset, d->rank * 8u);
 }
 
 void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d) {
@@ -250,9 +250,44 @@ void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d) {
     setter_ok(hurray_descriptor_set_shard(d, &t->s, &err), &err, "set_shard");
 }
 
+static struct {
+    const struct hurray_descriptor *owner;
+    struct hurray_quant q;
+} quant_pool[TEST_RECORD_SLOTS];
+static struct {
+    const struct hurray_descriptor *owner;
+    struct hurray_statistics s;
+} statistics_pool[TEST_RECORD_SLOTS];
+static size_t quant_next, statistics_next;
+
+struct hurray_quant *test_quant(struct hurray_descriptor *d) {
+    for (size_t i = 0; d->quant && i < TEST_RECORD_SLOTS; i++)
+        if (d->quant == &quant_pool[i].q && quant_pool[i].owner == d) return &quant_pool[i].q;
+    size_t i = quant_next++ % TEST_RECORD_SLOTS;
+    struct hurray_quant q = {0};
+    if (d->quant) q = *d->quant;
+    quant_pool[i].owner = d;
+    quant_pool[i].q = q;
+    d->quant = &quant_pool[i].q;
+    return &quant_pool[i].q;
+}
+
+struct hurray_statistics *test_statistics(struct hurray_descriptor *d) {
+    for (size_t i = 0; d->statistics && i < TEST_RECORD_SLOTS; i++)
+        if (d->statistics == &statistics_pool[i].s && statistics_pool[i].owner == d)
+            return &statistics_pool[i].s;
+    size_t i = statistics_next++ % TEST_RECORD_SLOTS;
+    struct hurray_statistics s = {0};
+    if (d->statistics) s = *d->statistics;
+    statistics_pool[i].owner = d;
+    statistics_pool[i].s = s;
+    d->statistics = &statistics_pool[i].s;
+    return &statistics_pool[i].s;
+}
+
 void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint64_t v) {
     struct test_shard t;
-    assert_true(d->has_shard && k < d->rank);
+    assert_true(d->shard && k < d->rank);
     test_shard_edit(&t, d);
     if (offset)
         t.global_offset[k] = v;

@@ -125,7 +125,7 @@ struct test_layout {
 void test_layout_edit(struct test_layout *t, const struct hurray_descriptor *d);
 void test_layout_apply(struct test_layout *t, struct hurray_descriptor *d);
 
-/* The same for the shard section; apply sets it (has_shard = 1). */
+/* The same for the shard section; apply sets it (its record and spans copied). */
 struct test_shard {
     struct hurray_shard s;
     uint64_t global_shape[HURRAY_MAX_RANK];
@@ -136,6 +136,17 @@ void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d);
 
 /* One entry of the shard's global_shape (offset 0) or global_offset (offset 1). */
 void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint64_t v);
+
+/* Writable quantization / statistics records for tests that build or patch a descriptor
+ * field by field. The record `d` points at (a zeroed one when it has none) is copied into a
+ * slot of a static pool kept for `d`, and `d` points at that slot: a borrowed record
+ * (descriptor.h), written through the pointer returned, never through another descriptor's
+ * record (copy on write: a record in d's block or shared with a copy is left as it was).
+ * The pool is a ring of TEST_RECORD_SLOTS slots; a descriptor is used before that many more
+ * records are taken. */
+#define TEST_RECORD_SLOTS 8192
+struct hurray_quant *test_quant(struct hurray_descriptor *d);
+struct hurray_statistics *test_statistics(struct hurray_descriptor *d);
 
 /* hurray_descriptor_add_opaque_section. */
 void test_add_opaque(struct hurray_descriptor *d, uint8_t type, uint8_t flags,

@@ -33,26 +33,28 @@ struct hurray_buffer_desc {
 };
 
 /* A decoded (or caller-built) descriptor: a small header of scalars plus
- * spans (pointer + count) for everything variable-sized.
+ * spans (pointer + count) for everything variable-sized, and a pointer to
+ * each optional section's record (quant, statistics, shard: NULL when absent).
  *
  * Storage. Every span a descriptor owns (shape, buffers, the layout's and
- * the shard's rank-sized parameters, the opaque section records and every
- * opaque byte) lives in ONE block, `storage` (`storage_len` bytes, from
+ * the shard's rank-sized parameters, the quant, statistics and shard records,
+ * the opaque section records and every opaque byte) lives in ONE block, `storage` (`storage_len` bytes, from
  * `allocator`, NULL = default). Decoding sizes that block exactly from the
  * parsed counts; the setters below rebuild it (copying the spans already
  * there), so a descriptor built with them always owns exactly one block (or
  * none, when every span is empty). Read the spans with the usual syntax:
  * d->shape[k] (k < rank), d->buffers[i] (i < buffer_count),
- * d->opaque[j] (j < opaque_count), d->layout.strides[k], d->shard.global_shape[k].
+ * d->opaque[j] (j < opaque_count), d->layout.strides[k], d->quant->scheme,
+ * d->shard->global_shape[k] (the last two when the pointer is not NULL).
  * An empty span is NULL (check the length before handing a span to memcpy).
- * The header is 280 bytes on LP64; nothing in it is a fixed-size array.
+ * The header is 200 bytes on LP64; nothing in it is a fixed-size array.
  *
  * Writing. Scalars (dtype, device, memory_class, byte_offset, version, the
  * layout's scalar parameters) are assigned directly. Spans are written only
  * through the setters, which keep `rank`, `buffer_count` and `opaque_count`
  * (the spans' lengths) in step with them; a caller never writes through a
- * span. A caller may instead point a span at memory of its own, setting its
- * length with it (a borrowed view, e.g. a descriptor on the stack for one
+ * span. A caller may instead point a span (or a section record) at memory of
+ * its own, setting its length with it (a borrowed view, e.g. a descriptor on the stack for one
  * call: reset frees only `storage`; hurray_descriptor_copy makes an owning
  * copy). Every function that reads a descriptor refuses (ARGUMENT) a NULL span
  * of non-zero length instead of dereferencing it.
@@ -71,9 +73,6 @@ struct hurray_descriptor {
     uint8_t rank;         /* length of shape (and of the rank-sized layout/shard spans) */
     uint8_t buffer_count; /* length of buffers */
     uint8_t opaque_count; /* length of opaque */
-    uint8_t has_quant;
-    uint8_t has_statistics;
-    uint8_t has_shard;
     uint8_t has_role;
     uint8_t role;
     uint64_t byte_offset;
@@ -83,9 +82,12 @@ struct hurray_descriptor {
      * known ones by type order when encoded). */
     const struct hurray_opaque_section *opaque;
     struct hurray_layout layout;
-    struct hurray_quant quant;
-    struct hurray_statistics statistics;
-    struct hurray_shard shard;
+    /* The optional sections, each a record in the storage block (or borrowed,
+     * like any span), NULL when the descriptor has none: most have none, so
+     * the header carries a pointer for each, not the record. */
+    const struct hurray_quant *quant;
+    const struct hurray_statistics *statistics;
+    const struct hurray_shard *shard;
     /* The one block the spans live in (NULL when every span is empty or
      * borrowed), its size, and the allocator it came from. */
     void *storage;
@@ -143,14 +145,17 @@ HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_buffer(struct hurray_descr
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_layout(struct hurray_descriptor *d,
                                                              const struct hurray_layout *layout,
                                                              struct hurray_error *err);
-/* The quantization section (copied), or none when q is NULL. */
-HURRAY_API void hurray_descriptor_set_quant(struct hurray_descriptor *d,
-                                            const struct hurray_quant *q);
-/* The statistics section (copied), or none when s is NULL. */
-HURRAY_API void hurray_descriptor_set_statistics(struct hurray_descriptor *d,
-                                                 const struct hurray_statistics *s);
-/* The shard section, its spans copied for d->rank dimensions, or none when s
- * is NULL (its spans are dropped; the block keeps their bytes until the next
+/* The quantization section (its record copied into the storage block), or
+ * none when q is NULL (the block keeps the record's bytes until the next
+ * rebuild, as after clear_opaque_sections). */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_quant(struct hurray_descriptor *d,
+                                                            const struct hurray_quant *q,
+                                                            struct hurray_error *err);
+/* The statistics section (its record copied), or none when s is NULL (likewise). */
+HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_statistics(
+    struct hurray_descriptor *d, const struct hurray_statistics *s, struct hurray_error *err);
+/* The shard section, its record and spans copied for d->rank dimensions, or
+ * none when s is NULL (its record and spans are dropped; the block keeps their bytes until the next
  * rebuild, as after clear_opaque_sections). */
 HURRAY_API HURRAY_NODISCARD int hurray_descriptor_set_shard(struct hurray_descriptor *d,
                                                             const struct hurray_shard *s,

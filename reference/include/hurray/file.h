@@ -194,6 +194,10 @@ HURRAY_API const char *hurray_file_entry_name(const struct hurray_file *file, si
 HURRAY_API int hurray_file_entry_kind(const struct hurray_file *file, size_t i);
 /* 1 when entry i is a composite member (named by the container), else 0. */
 HURRAY_API int hurray_file_entry_is_member(const struct hurray_file *file, size_t i);
+/* The buffer count of entry i's descriptor (0 for a composite head), read from the index
+ * (file-container.md § Index, HR-FILE-2: one buffer offset per buffer); -1 when out of
+ * range. What loading entry i would read, known without decoding its descriptor. */
+HURRAY_API int hurray_file_entry_buffer_count(const struct hurray_file *file, size_t i);
 /* Top-level entries (not composite members), in file order: what load returns. */
 HURRAY_API size_t hurray_file_top_level_count(const struct hurray_file *file);
 /* Entry index of the k-th top-level entry; SIZE_MAX when out of range. */

@@ -373,18 +373,18 @@ static PyObject *desc_get_device(PyObject *self, void *Py_UNUSED(c)) {
 }
 
 PyObject *hrpy_descriptor_quantization(hrpy_state *st, const struct hurray_descriptor *d) {
-    if (!d->has_quant) Py_RETURN_NONE;
-    return hrpy_quant_from_c(st, &d->quant);
+    if (!d->quant) Py_RETURN_NONE;
+    return hrpy_quant_from_c(st, d->quant);
 }
 
 PyObject *hrpy_descriptor_statistics(hrpy_state *st, const struct hurray_descriptor *d) {
-    if (!d->has_statistics) Py_RETURN_NONE;
-    return hrpy_statistics_from_c(st, &d->statistics);
+    if (!d->statistics) Py_RETURN_NONE;
+    return hrpy_statistics_from_c(st, d->statistics);
 }
 
 PyObject *hrpy_descriptor_shard(hrpy_state *st, const struct hurray_descriptor *d) {
-    if (!d->has_shard) Py_RETURN_NONE;
-    return hrpy_shard_from_c(st, &d->shard, d->rank);
+    if (!d->shard) Py_RETURN_NONE;
+    return hrpy_shard_from_c(st, d->shard, d->rank);
 }
 
 static PyObject *desc_get_quantization(PyObject *self, void *Py_UNUSED(c)) {

@@ -375,8 +375,8 @@ static int check_exportable(const struct hurray_descriptor *d, const struct expo
                      i, mode ? mode : "?");
         return -1;
     }
-    if (d->has_quant) {
-        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+    if (d->quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant->scheme);
         PyErr_Format(PyExc_BufferError,
                      "__dlpack__: the tensor is quantized (%s); DLPack has no quantized element "
                      "type (use buffer(i) or the native protocol)",

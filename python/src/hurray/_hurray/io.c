@@ -626,14 +626,24 @@ done:
  * (a load of every top-level entry makes its dict now, each name mapped to None; named
  * entries keep their keys in an array: a name may be given twice), then every item's C tree
  * (its record and its own bytes), then *fp is destroyed (the index bytes, entry records and
- * names it held) and the trees become the values. */
+ * names it held) and the trees become the values. A tensor entry without buffers needs no
+ * tree: its record alone is decoded, into a block of its own the tensor then takes
+ * (hrpy_tensor_adopt_record), so the most entries a file of a given size holds cost a
+ * record each before they become objects, not an item node (HR-FILE-13). */
+/* A tensor entry without buffers: load takes its record alone, no tree. */
+static int takes_record(const struct hurray_file *f, size_t entry) {
+    return hurray_file_entry_kind(f, entry) == HURRAY_FILE_KIND_TENSOR &&
+           hurray_file_entry_buffer_count(f, entry) == 0;
+}
+
 static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *path,
                             PyObject *const *args, Py_ssize_t nargs, PyObject *progress,
                             int mmap) {
     struct hurray_file *f = *fp;
     PyObject *result = NULL, *made = NULL, **keys = NULL;
     struct hurray_item **items = NULL;
-    size_t *entries = NULL, n = 0;
+    struct hurray_descriptor **records = NULL;
+    size_t *entries = NULL, *with_items = NULL, n = 0, m = 0;
     int named = nargs > 1;
     /* what to load: exactly the names given (members by explicit name too, requirements
      * § Composites / I/O), else the top-level entries (a composite under its head's name,
@@ -641,10 +651,9 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *p
     n = named ? (size_t)(nargs - 1) : hurray_file_top_level_count(f);
     entries = PyMem_Calloc(n ? n : 1, sizeof *entries);
     keys = named ? PyMem_Calloc(n, sizeof *keys) : NULL;
-    items = PyMem_Calloc(n ? n : 1, sizeof *items);
     made = PyDict_New();
     if (made == NULL) goto done;
-    if (entries == NULL || (named && keys == NULL) || items == NULL) {
+    if (entries == NULL || (named && keys == NULL)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -681,22 +690,66 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *p
         }
         prog.total = prog.total > UINT64_MAX - span ? UINT64_MAX : prog.total + span;
     }
-    if (load_items(st, f, path, entries, items, n, path != NULL && !mmap ? &prog : NULL) < 0)
+    /* tensors without buffers: their records (records[k]); every other entry: a tree
+     * (with_items lists their entries, items receives their trees). The arrays a load of
+     * many entries holds are what their count needs: records n, the other two m. */
+    for (size_t k = 0; k < n; k++) m += !takes_record(f, entries[k]);
+    records = PyMem_Calloc(n ? n : 1, sizeof *records);
+    with_items = PyMem_Calloc(m ? m : 1, sizeof *with_items);
+    items = PyMem_Calloc(m ? m : 1, sizeof *items);
+    if (records == NULL || with_items == NULL || items == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0, j = 0; k < n; k++) {
+        if (!takes_record(f, entries[k])) {
+            with_items[j++] = entries[k];
+            continue;
+        }
+        struct hurray_error err;
+        hurray_error_clear(&err);
+        records[k] = PyMem_RawMalloc(sizeof *records[k]);
+        if (records[k] == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        hurray_descriptor_init(records[k]);
+        records[k]->allocator = &hrpy_raw_allocator;
+        int status = hurray_file_entry_descriptor(f, entries[k], records[k], &err);
+        if (status != HURRAY_OK) {
+            raise_file(st, status, &err, path);
+            goto done;
+        }
+        /* a member loaded by its name presents without its role (hrpy_item_to_object) */
+        hurray_descriptor_clear_role(records[k]);
+    }
+    PyMem_Free(entries); /* with_items and records say what to load */
+    entries = NULL;
+    if (load_items(st, f, path, with_items, items, m, path != NULL && !mmap ? &prog : NULL) < 0)
         goto done;
     /* every item holds its own bytes and records: the file is no longer needed */
-    PyMem_Free(entries);
-    entries = NULL;
+    PyMem_Free(with_items);
+    with_items = NULL;
     hurray_file_destroy(f);
     *fp = NULL;
     Py_ssize_t pos = 0;
     PyObject *key = NULL, *value = NULL;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0, j = 0; k < n; k++) {
         if (!named && !PyDict_Next(made, &pos, &key, &value)) { /* n keys, in file order */
             PyErr_SetString(PyExc_SystemError, "load: fewer names than entries");
             goto done;
         }
-        PyObject *obj = item_object(st, items[k]); /* takes the item, also on failure */
-        items[k] = NULL;
+        PyObject *obj;
+        if (records[k] != NULL) { /* takes the record, also on failure */
+            obj = hrpy_tensor_adopt_record(st, records[k]);
+            records[k] = NULL;
+        } else if (j < m) { /* takes the item, also on failure */
+            obj = item_object(st, items[j]);
+            items[j++] = NULL;
+        } else {
+            PyErr_SetString(PyExc_SystemError, "load: fewer trees than entries");
+            goto done;
+        }
         /* replacing a value of an existing key: the dict does not change size */
         int rc = obj == NULL ? -1 : PyDict_SetItem(made, named ? keys[k] : key, obj);
         Py_XDECREF(obj);
@@ -714,7 +767,14 @@ static PyObject *load_named(hrpy_state *st, struct hurray_file **fp, PyObject *p
 done:
     Py_XDECREF(made); /* nothing partial */
     for (size_t k = 0; keys != NULL && k < n; k++) Py_XDECREF(keys[k]);
-    for (size_t k = 0; items != NULL && k < n; k++) hurray_item_destroy(items[k]);
+    for (size_t k = 0; items != NULL && k < m; k++) hurray_item_destroy(items[k]);
+    for (size_t k = 0; records != NULL && k < n; k++) {
+        if (records[k] == NULL) continue;
+        hurray_descriptor_reset(records[k]);
+        PyMem_RawFree(records[k]);
+    }
+    PyMem_Free(records);
+    PyMem_Free(with_items);
     PyMem_Free(items);
     PyMem_Free(keys);
     PyMem_Free(entries);

@@ -410,7 +410,7 @@ static PyObject *file_get_slice(PyObject *op, PyObject *name) {
         if (d.shape[k] == HURRAY_DYNAMIC_DIM) dynamic = 1;
     }
     s->sliceable = d.layout.tag == HURRAY_LAYOUT_ROW_MAJOR && d.buffer_count == 1 &&
-                   !d.has_quant && !dynamic;
+                   !d.quant && !dynamic;
     s->descriptor = hrpy_descriptor_from_c(st, &d);
     hurray_descriptor_reset(&d);
     PyObject_GC_Track((PyObject *)s);

@@ -430,7 +430,9 @@ static PyObject *object_from_item(hrpy_state *st, struct hurray_item *it, PyObje
         parts[i].readonly = readonly || b->size == 0;
         parts[i].align_log2 = d->buffers[i].alignment_log2; /* declared, kept as read */
     }
-    PyObject *t = hrpy_tensor_from_c(st, d, owner, parts, d->buffer_count);
+    /* a root tensor: its reader drops the tree next (hrpy_item_to_object) */
+    PyObject *t =
+        hrpy_tensor_from_c(st, it->descriptor, owner, parts, d->buffer_count, depth == 1);
     /* bytes read from a file or stream into memory the item tree owns: sparse index buffers
      * are hurray's own, read-only and checked once (memory-layout.md HR-LAYOUT-26) */
     if (t != NULL) hrpy_tensor_seal_index(t);
@@ -582,7 +584,11 @@ static PyObject *composite_new(PyTypeObject *type, PyObject *args, PyObject *kwa
                          Py_TYPE(a[6])->tp_name);
             goto error;
         }
-        hurray_descriptor_set_statistics(h, s);
+        status = hurray_descriptor_set_statistics(h, s, &err);
+        if (status != HURRAY_OK) {
+            hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+            goto error;
+        }
     }
     if (a[7] == NULL || a[7] == Py_None) {
         device = Py_NewRef(st->cpu_device);
@@ -790,16 +796,16 @@ static PyObject *c_get_device(PyObject *self, void *Py_UNUSED(c)) {
 
 static PyObject *c_get_shard(PyObject *self, void *Py_UNUSED(c)) {
     const struct hurray_descriptor *h = COMPOSITE(self)->head;
-    if (!h->has_shard) Py_RETURN_NONE;
+    if (!h->shard) Py_RETURN_NONE;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
-    return st ? hrpy_shard_from_c(st, &h->shard, h->rank) : NULL;
+    return st ? hrpy_shard_from_c(st, h->shard, h->rank) : NULL;
 }
 
 static PyObject *c_get_statistics(PyObject *self, void *Py_UNUSED(c)) {
     const struct hurray_descriptor *h = COMPOSITE(self)->head;
-    if (!h->has_statistics) Py_RETURN_NONE;
+    if (!h->statistics) Py_RETURN_NONE;
     hrpy_state *st = hrpy_state_from_type(Py_TYPE(self));
-    return st ? hrpy_statistics_from_c(st, &h->statistics) : NULL;
+    return st ? hrpy_statistics_from_c(st, h->statistics) : NULL;
 }
 
 /* ---- repr: one member per line, indented by depth ----------------------------------------- */
@@ -842,12 +848,12 @@ static PyObject *composite_repr_at(hrpy_state *st, PyObject *self, unsigned dept
     extra = PyUnicode_FromString("");
     if (extra == NULL) goto done;
     if (combine != Py_None) Py_SETREF(extra, PyUnicode_FromFormat("%U, combine_op=%R", extra, combine));
-    if (extra != NULL && c->head->has_shard) {
+    if (extra != NULL && c->head->shard != NULL) {
         PyObject *s = c_get_shard(self, NULL);
         Py_SETREF(extra, s ? PyUnicode_FromFormat("%U, shard=%R", extra, s) : NULL);
         Py_XDECREF(s);
     }
-    if (extra != NULL && c->head->has_statistics) {
+    if (extra != NULL && c->head->statistics != NULL) {
         PyObject *s = c_get_statistics(self, NULL);
         Py_SETREF(extra, s ? PyUnicode_FromFormat("%U, statistics=%R", extra, s) : NULL);
         Py_XDECREF(s);

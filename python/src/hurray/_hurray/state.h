@@ -357,9 +357,12 @@ static inline hrpy_hex hrpy_hex_byte(unsigned v) {
  * ItemMemory of the item tree `d` lives in) is given, which then must carry no member-role
  * section (a tensor has no role; its composite holds it: hrpy_item_to_object moves roles
  * out of the tree); else a deep copy with the role dropped. Alignment and sync modes are
- * kept as declared; the bytes are host memory whatever the device tag says. */
-PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
-                             const struct hrpy_part *parts, Py_ssize_t n);
+ * kept as declared; the bytes are host memory whatever the device tag says. `take`: `d` is
+ * the root of a tree that is dropped after the call; a tensor without buffers then moves the
+ * record out of the tree into a block of its own (left initialised in the tree) and holds
+ * nothing of the tree. */
+PyObject *hrpy_tensor_from_c(hrpy_state *st, struct hurray_descriptor *d, PyObject *owner,
+                             const struct hrpy_part *parts, Py_ssize_t n, int take);
 /* The same for a tensor received through the native protocol (native.c): `decoded` was
  * decoded with hrpy_authoring_limits and hrpy_raw_allocator and is moved into the tensor
  * (left reset); the device carries `device_id`; the bytes are where the device tag says. */
@@ -370,6 +373,10 @@ PyObject *hrpy_tensor_from_native(hrpy_state *st, struct hurray_descriptor *deco
  * once (memory-layout.md HR-LAYOUT-26); a no-op for other layouts. For memory hurray
  * allocated or read and no one else holds (files, streams, imported index arrays). */
 void hrpy_tensor_seal_index(PyObject *tensor);
+/* A Tensor without buffers over `own`, a record in a block of its own from PyMem_RawMalloc
+ * (its storage from hrpy_raw_allocator), which it takes, also on failure: freed with the
+ * tensor. The record must have no buffers and no member role; it is validated. */
+PyObject *hrpy_tensor_adopt_record(hrpy_state *st, struct hurray_descriptor *own);
 /* The limits a tensor the binding holds is validated against (tensor.c). */
 const struct hurray_limits *hrpy_authoring_limits(struct hurray_limits *lim);
 /* The descriptor of a Tensor (borrowed), or NULL without an exception if `obj` is not
@@ -392,7 +399,9 @@ int hrpy_composite_init(PyObject *module, hrpy_state *st);
 /* A Tensor or Composite for a C item tree that `owner` (its ItemMemory) keeps valid:
  * buffers and descriptor records are borrowed from the tree, not copied; a Composite's
  * members are made from it when first needed. Roles move from member descriptors to the
- * composite (the records in the tree lose them). */
+ * composite (the records in the tree lose them). The caller drops `owner` next: a tensor
+ * without buffers at the root takes its record out of the tree instead (hrpy_tensor_from_c)
+ * and does not hold `owner`. */
 PyObject *hrpy_item_to_object(hrpy_state *st, struct hurray_item *item, PyObject *owner,
                               int readonly);
 /* An ItemMemory owning `item` (freed with hurray_item_destroy when the last object over its

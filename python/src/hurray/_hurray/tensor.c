@@ -67,8 +67,10 @@ typedef struct {
     PyObject *weakreflist;
     uint8_t host; /* bytes in host memory whatever the device tag (streams, files) */
     /* 1: `d` is this object's own record, held in its allocation after bufs[] (a tensor
-     * built here: tensor_seal); the Descriptor object is then made on first use, over an
-     * equal copy (tensor_descriptor), and the record is reset in dealloc. */
+     * built here: tensor_seal); 2: its own record in a block of its own (OWN_RECORD_TAKEN:
+     * taken from a tree read from a stream or a file). The Descriptor object is then made on
+     * first use, over an equal copy (tensor_descriptor), and the record is reset in dealloc
+     * (and its block freed). */
     uint8_t own_record;
     /* A coo / csr / csc tensor's index buffers (1, and 2 for csr / csc) are memory hurray
      * allocated or read and no one else holds: their slots are read-only, so that every view
@@ -80,6 +82,7 @@ typedef struct {
 } TensorObject;
 
 #define TENSOR(o) ((TensorObject *)(o))
+#define OWN_RECORD_TAKEN 2
 
 /* The own record's room, in buffer slots after the Py_SIZE ones (slots are 8-byte aligned
  * and a multiple of 8 bytes long, so the record is too). */
@@ -171,6 +174,7 @@ static void tensor_dealloc(PyObject *self) {
     (void)tensor_clear(self);
     for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) slot_release(&t->bufs[i]);
     if (t->own_record) hurray_descriptor_reset((struct hurray_descriptor *)t->d);
+    if (t->own_record == OWN_RECORD_TAKEN) PyMem_RawFree((void *)t->d);
     t->d = NULL;
     Py_CLEAR(t->descriptor);
     tp->tp_free(self);
@@ -224,14 +228,15 @@ static int fill_quant(hrpy_state *st, struct hurray_descriptor *d, const struct 
     int layout_buffers = -1;
     struct hurray_error err;
     hurray_error_clear(&err);
-    hurray_descriptor_set_quant(d, q);
+    struct hurray_quant renumbered = *q;
     int status = hurray_layout_buffer_count(d->layout.tag, d->rank, &layout_buffers, &err);
+    if (status == HURRAY_OK && layout_buffers >= 0 && layout_buffers < HURRAY_MAX_BUFFERS)
+        hrpy_quant_set_first_index(&renumbered, (uint8_t)layout_buffers);
+    if (status == HURRAY_OK) status = hurray_descriptor_set_quant(d, &renumbered, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         return -1;
     }
-    if (layout_buffers >= 0 && layout_buffers < HURRAY_MAX_BUFFERS)
-        hrpy_quant_set_first_index(&d->quant, (uint8_t)layout_buffers);
     return 0;
 }
 
@@ -291,8 +296,8 @@ static PyObject *tensor_seal(hrpy_state *st, TensorObject *self,
         goto error;
     }
     if (s->quant != NULL && fill_quant(st, d, s->quant) < 0) goto error;
-    if (s->stats != NULL) hurray_descriptor_set_statistics(d, s->stats);
-    status = hurray_descriptor_validate(d, &st->authoring, &err);
+    if (s->stats != NULL) status = hurray_descriptor_set_statistics(d, s->stats, &err);
+    if (status == HURRAY_OK) status = hurray_descriptor_validate(d, &st->authoring, &err);
     if (status != HURRAY_OK) {
         hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
         goto error;
@@ -318,8 +323,56 @@ static PyObject *tensor_from_record(hrpy_state *st, const struct hurray_descript
                                     const struct hrpy_part *parts, Py_ssize_t n,
                                     int32_t device_id, int host);
 
-PyObject *hrpy_tensor_from_c(hrpy_state *st, const struct hurray_descriptor *d, PyObject *owner,
-                             const struct hrpy_part *parts, Py_ssize_t n) {
+/* A tensor with no buffers, the root of a tree its reader drops next, keeps nothing of the
+ * tree: its record is moved out of the tree into a block of its own (from the raw allocator,
+ * whose freed tree nodes that block reuses) and its Descriptor object is made on first use.
+ * A stream's or a file's smallest tensors then cost that block and one object each, not an
+ * object, an ItemMemory, a Descriptor and the tree's node (HR-STREAM-8, HR-FILE-13). */
+static PyObject *tensor_take_record(hrpy_state *st, struct hurray_descriptor *d) {
+    struct hurray_descriptor *own = PyMem_RawMalloc(sizeof *own);
+    if (own == NULL) return PyErr_NoMemory();
+    hurray_descriptor_init(own);
+    hurray_descriptor_move(own, d); /* its storage block moves with it: nothing copied */
+    return hrpy_tensor_adopt_record(st, own);
+}
+
+PyObject *hrpy_tensor_adopt_record(hrpy_state *st, struct hurray_descriptor *own) {
+    struct hurray_limits lim;
+    struct hurray_error err;
+    hurray_error_clear(&err);
+    TensorObject *t = tensor_alloc(st, 0);
+    if (t == NULL) {
+        hurray_descriptor_reset(own);
+        PyMem_RawFree(own);
+        return NULL;
+    }
+    t->d = own;
+    t->own_record = OWN_RECORD_TAKEN; /* dealloc frees it from here on */
+    if (own->buffer_count != 0 || own->has_role) {
+        Py_DECREF(t);
+        return hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_INTERNAL, "descriptor",
+                              "a taken tensor record has buffers or a member role");
+    }
+    t->host = 1;
+    if (own->device == HURRAY_DEVICE_CPU && own->memory_class == HURRAY_MEM_STANDARD)
+        t->device = Py_NewRef(st->cpu_device);
+    else
+        t->device = hrpy_device_new(st, own->device, own->memory_class, 0);
+    if (t->device == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    int status = hurray_descriptor_validate(own, authoring_limits(&lim), &err);
+    if (status != HURRAY_OK) {
+        Py_DECREF(t);
+        return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
+    }
+    return (PyObject *)t;
+}
+
+PyObject *hrpy_tensor_from_c(hrpy_state *st, struct hurray_descriptor *d, PyObject *owner,
+                             const struct hrpy_part *parts, Py_ssize_t n, int take) {
+    if (take && owner != NULL && n == 0) return tensor_take_record(st, d);
     return tensor_from_record(st, d, NULL, owner, parts, n, 0, 1);
 }
 
@@ -793,8 +846,8 @@ static int tensor_numpy_view(hrpy_state *st, TensorObject *t, const char *who, u
                              struct hrpy_np_view *v) {
     const struct hurray_descriptor *d = t->d;
     if (check_bytes(st, t, who) < 0) return -1;
-    if (d->has_quant) {
-        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+    if (d->quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant->scheme);
         hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
                        "%s: the tensor is quantized (%s); NumPy has no quantized element type "
                        "(use buffer(i) or the native protocol)",
@@ -1034,7 +1087,7 @@ static PyObject *t_get_values(PyObject *self, void *Py_UNUSED(c)) {
     if (!is_sparse(d->layout.tag)) return not_applicable(self, "values");
     uint64_t shape[1] = {d->layout.nnz};
     return component_view(self, "values", 0, d->dtype, 1, shape, d->byte_offset,
-                          d->has_quant ? &d->quant : NULL);
+                          d->quant);
 }
 
 /* COO indices: uint64, the (rank, nnz) row-major array memory-layout.md
@@ -1515,8 +1568,8 @@ static PyObject *tensor_repr(PyObject *self) {
     shape = t_get_shape(self, NULL);
     layout = t_get_layout(self, NULL);
     dev = device_text(st, t->d, t->device);
-    quant = t->d->has_quant ? t_get_quantization(self, NULL) : NULL;
-    if (!dtype || !shape || !layout || !dev || (t->d->has_quant && !quant)) goto done;
+    quant = t->d->quant != NULL ? t_get_quantization(self, NULL) : NULL;
+    if (!dtype || !shape || !layout || !dev || (t->d->quant != NULL && !quant)) goto done;
     data = repr_data(st, self, (Py_ssize_t)(sizeof prefix - 1));
     head = data ? PyUnicode_FromFormat("%s%U, ", prefix, data) : PyUnicode_FromString(prefix);
     if (head == NULL) goto done;
@@ -1798,8 +1851,8 @@ static int capi_sparse_view(PyObject *module, PyObject *tensor, const char *who,
         return -1;
     }
     if (check_bytes(st, t, who) < 0) return -1;
-    if (d->has_quant) {
-        const char *scheme = hurray_quant_scheme_name(d->quant.scheme);
+    if (d->quant) {
+        const char *scheme = hurray_quant_scheme_name(d->quant->scheme);
         hrpy_raise_fmt(st, HRPY_CTX_DESCRIPTOR, HURRAY_E_UNSUPPORTED, "quantization",
                        "%s: the tensor is quantized (%s); SciPy has no quantized values", who,
                        scheme ? scheme : "?");
