@@ -69,6 +69,18 @@ static void test_default_allocator(void **state) {
     memset(q, 1, 32);
     hri_free(NULL, q, 32); /* NULL means the same allocator */
     hri_free(a, NULL, 0);  /* NULL block: nothing */
+    /* blocks of 1 MiB and more (mapped from the system outside the sanitizer builds): each
+     * byte writable and readable, given back by size, the boundary size included */
+    const size_t big[] = {(size_t)1 << 20, ((size_t)1 << 20) - 1, ((size_t)4 << 20) + 3};
+    for (unsigned k = 0; k < 3; k++) {
+        uint8_t *b = hri_alloc(NULL, big[k]);
+        assert_non_null(b);
+        b[0] = 1;
+        b[big[k] - 1] = 2;
+        memset(b + 4096, 3, 4096);
+        assert_int_equal(b[0] + b[big[k] - 1] + b[8191], 6);
+        hri_free(NULL, b, big[k]);
+    }
 }
 
 int main(void) {

@@ -1,5 +1,7 @@
 /* Allocator hook. Every allocation libhurray makes goes through one of these;
- * NULL anywhere an allocator is accepted means the default (malloc/free). */
+ * NULL anywhere an allocator is accepted means the default: malloc/free, except that
+ * blocks of 1 MiB and more are mapped from the system and unmapped when freed (so they
+ * leave the process's memory at once); every block must come back with its size. */
 #ifndef HURRAY_ALLOC_H
 #define HURRAY_ALLOC_H
 

@@ -36,9 +36,23 @@
 
 #define HUGE_PAGES_FROM ((size_t)4 << 20)
 
+/* Blocks of this size and more come from libhurray's default allocator, which maps them from
+ * the system and unmaps them when freed (alloc.h): a file's index and tables leave the
+ * process as soon as the reader frees them, where a heap block below the records made next
+ * would stay resident (file-container.md HR-FILE-13). tracemalloc is told of them, so it
+ * sees what the heap blocks showed it. */
+#define SYSTEM_BLOCKS_FROM ((size_t)1 << 20)
+
 static void *raw_alloc(void *ctx, size_t size) {
     (void)ctx;
-    void *p = PyMem_RawMalloc(size);
+    void *p;
+    if (size >= SYSTEM_BLOCKS_FROM) {
+        const struct hurray_allocator *a = hurray_default_allocator();
+        p = a->alloc(a->ctx, size);
+        if (p != NULL) (void)PyTraceMalloc_Track(0, (uintptr_t)p, size);
+    } else {
+        p = PyMem_RawMalloc(size);
+    }
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     /* Large buffers (stream items, file images) are filled once, page by page: huge
      * pages make that first touch cheaper, as NumPy's allocator and owned.c do. */
@@ -53,8 +67,13 @@ static void *raw_alloc(void *ctx, size_t size) {
 
 static void raw_free(void *ctx, void *ptr, size_t size) {
     (void)ctx;
-    (void)size;
-    PyMem_RawFree(ptr);
+    if (ptr != NULL && size >= SYSTEM_BLOCKS_FROM) {
+        const struct hurray_allocator *a = hurray_default_allocator();
+        (void)PyTraceMalloc_Untrack(0, (uintptr_t)ptr);
+        a->free(a->ctx, ptr, size);
+    } else {
+        PyMem_RawFree(ptr);
+    }
 }
 
 const struct hurray_allocator hrpy_raw_allocator = {raw_alloc, raw_free, NULL};
