@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "hurray/hurray.h"
+#include "modes.h"
 #include "structure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -258,15 +259,6 @@ static void check_file_unchanged(const uint8_t *data, size_t size) {
  * regression driver sets it) on every input. The header comment says why that is sound. */
 #define SAMPLE_EVERY 16u
 
-static int all_modes(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HURRAY_FUZZ_ALL_MODES");
-        v = e && *e && strcmp(e, "0") != 0;
-    }
-    return v;
-}
-
 /* Mixes every byte and the length; four independent lanes, so that hashing a 16 KiB input
  * costs about a microsecond. */
 static uint64_t input_hash(const uint8_t *data, size_t size) {
@@ -289,7 +281,7 @@ static uint64_t input_hash(const uint8_t *data, size_t size) {
 }
 
 static int sampled(const uint8_t *data, size_t size) {
-    return all_modes() || input_hash(data, size) % SAMPLE_EVERY == 0;
+    return hurray_fuzz_all_modes() || input_hash(data, size) % SAMPLE_EVERY == 0;
 }
 
 /* ---- one way in ---------------------------------------------------------------------------- */

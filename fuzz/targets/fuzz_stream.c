@@ -28,6 +28,7 @@
 
 #include "bounded.h"
 #include "hurray/hurray.h"
+#include "modes.h"
 #include "structure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -89,15 +90,6 @@ static void keep(struct kept *k, struct hurray_item *it) {
 static void kept_free(struct kept *k) {
     for (size_t i = 0; i < k->n; i++) hurray_item_destroy(k->items[i]);
     free(k->items);
-}
-
-static int all_modes(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HURRAY_FUZZ_ALL_MODES");
-        v = e && *e && strcmp(e, "0") != 0;
-    }
-    return v;
 }
 
 /* ---- the oracle ---------------------------------------------------------------- */
@@ -184,7 +176,7 @@ static void run(const uint8_t *data, size_t size, int keeping) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int keeping = size > 0 && (data[size - 1] & 2);
     run(data, size, keeping);
-    if (all_modes()) run(data, size, !keeping);
+    if (hurray_fuzz_all_modes()) run(data, size, !keeping);
     return 0;
 }
 

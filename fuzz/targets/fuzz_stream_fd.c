@@ -37,6 +37,7 @@
 
 #include "bounded.h"
 #include "hurray/hurray.h"
+#include "modes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -72,15 +73,6 @@ static size_t memory_bound(size_t input) {
                    HURRAY_DEFAULT_MAX_ALIGNMENT_SLACK + HURRAY_MAX_BUFFERS * (4096 - 64) +
                    HURRAY_DEFAULT_MAX_NAME_BYTES + 64 * 1024;
     return 8 * input + ahead;
-}
-
-static int all_modes(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HURRAY_FUZZ_ALL_MODES");
-        v = e && *e && strcmp(e, "0") != 0;
-    }
-    return v;
 }
 
 /* ---- the callback transport: short reads ----------------------------------------- */
@@ -166,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     uint8_t mode = data[size - 1];
     run(data, size - 1, mode); /* the stream is the rest */
-    if (all_modes()) run(data, size - 1, mode ^ 0x20);
+    if (hurray_fuzz_all_modes()) run(data, size - 1, mode ^ 0x20);
     return 0;
 }
 

@@ -563,16 +563,16 @@ static void make_smallest_descriptors(const char *path) {
     free(all);
 }
 
-/* FILE_TENSORS top-level tiny tensors, each its own entry. */
-static void make_file(const char *path) {
-    struct hurray_item *m = tiny_tensor();
+/* FILE_TENSORS top-level entries, each the tensor `m` (destroyed here), named by `fmt` (a
+ * "t%05..." format of the entry's index: 6 characters). */
+static void write_entries_file(const char *path, struct hurray_item *m, const char *fmt) {
     struct hurray_file_entry *e = calloc(FILE_TENSORS, sizeof *e);
     char *names = malloc((size_t)FILE_TENSORS * 8);
     struct hurray_error err;
     assert_non_null(e);
     assert_non_null(names);
     for (uint32_t i = 0; i < FILE_TENSORS; i++) {
-        snprintf(names + 8 * (size_t)i, 8, "t%05x", (unsigned)i);
+        snprintf(names + 8 * (size_t)i, 8, fmt, (unsigned)i);
         e[i] = (struct hurray_file_entry){names + 8 * (size_t)i, m};
     }
     struct hurray_file_contents c = {e, FILE_TENSORS, NULL, 0};
@@ -582,25 +582,14 @@ static void make_file(const char *path) {
     hurray_item_destroy(m);
 }
 
+/* FILE_TENSORS top-level tiny tensors, each its own entry. */
+static void make_file(const char *path) { write_entries_file(path, tiny_tensor(), "t%05x"); }
+
 /* FILE_TENSORS top-level smallest tensors (an unknown layout, rank 0, no buffers) named
  * t00000, t00001, ...: 56 bytes of file an entry (its index record, name and 40-byte
  * descriptor), the most entries a file of this size holds. */
 static void make_smallest_file(const char *path) {
-    struct hurray_item *m = smallest_member();
-    struct hurray_file_entry *e = calloc(FILE_TENSORS, sizeof *e);
-    char *names = malloc((size_t)FILE_TENSORS * 8);
-    struct hurray_error err;
-    assert_non_null(e);
-    assert_non_null(names);
-    for (uint32_t i = 0; i < FILE_TENSORS; i++) {
-        snprintf(names + 8 * (size_t)i, 8, "t%05u", (unsigned)i);
-        e[i] = (struct hurray_file_entry){names + 8 * (size_t)i, m};
-    }
-    struct hurray_file_contents c = {e, FILE_TENSORS, NULL, 0};
-    assert_status(hurray_file_write_path(path, &c, NULL, &err), HURRAY_OK);
-    free(names);
-    free(e);
-    hurray_item_destroy(m);
+    write_entries_file(path, smallest_member(), "t%05u");
 }
 
 /* One top-level composite of MEMBERS tiny tensors (every member an index entry of its own). */
