@@ -199,7 +199,7 @@ def test_HR_FILE_13_smallest_top_level_tensors_load_memory_follows_input(tmp_pat
     (copy and mmap) and load_bytes keep a dict of them: a name, a dict slot, a Tensor and its
     record each (~382 bytes), while the open file's index (~104 bytes an entry) is freed
     before the tensors are made. Its large blocks come from the system and go back to it
-    (libhurray's default allocator, alloc.h); from the heap they stayed resident below the
+    (libhurray's system allocator, alloc.h); from the heap they stayed resident below the
     records and made load 8.26x (13.1x when each entry held an item tree)."""
     member = _descriptor(0x03, 0x40, [], b"")
     items = list(hurray.StreamReader((b"HRSF\x01\0\0\0" + member) * SMALLEST_ITEMS))

@@ -140,14 +140,25 @@ void hri_w_f32(struct hri_writer *w, float v) { hri_w_u32(w, hri_f32_bits(v)); }
 void hri_w_f64(struct hri_writer *w, double v) { hri_w_u64(w, hri_f64_bits(v)); }
 void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
 
-/* The default allocator: the C library's heap, except that blocks of HRI_SYSTEM_BLOCK bytes
- * and more come straight from the system (os.h reserved memory, committed whole) and go back
- * to it when freed. A reader's large transient blocks -- a file's index and its tables --
- * then stop counting against the process as soon as they are freed, wherever the heap would
- * have put them (a freed heap block below later allocations stays resident:
- * file-container.md HR-FILE-13). Every block comes back with its size (alloc.h), which
- * says which it was. Under AddressSanitizer every block stays on the heap, so the
- * sanitizer sees every access. */
+static void *default_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    return malloc(size ? size : 1);
+}
+
+static void default_free(void *ctx, void *p, size_t size) {
+    (void)ctx;
+    (void)size;
+    free(p);
+}
+
+/* The system allocator (alloc.h): the C library's heap, except that blocks of
+ * HRI_SYSTEM_BLOCK bytes and more come straight from the system (os.h reserved memory,
+ * committed whole) and go back to it when freed. A reader's large transient blocks -- a
+ * file's index and its tables -- then stop counting against the process as soon as they are
+ * freed, wherever the heap would have put them (a freed heap block below later allocations
+ * stays resident: file-container.md HR-FILE-13). Every block comes back with its size, which
+ * says which it was. Under AddressSanitizer or MemorySanitizer every block stays on the heap,
+ * so the sanitizer sees every access. */
 #if defined(__SANITIZE_ADDRESS__)
 #define HRI_SYSTEM_BLOCKS 0
 #elif defined(__has_feature)
@@ -160,7 +171,7 @@ void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
 #endif
 #define HRI_SYSTEM_BLOCK ((size_t)1 << 20)
 
-static void *default_alloc(void *ctx, size_t size) {
+static void *system_alloc(void *ctx, size_t size) {
     (void)ctx;
     if (HRI_SYSTEM_BLOCKS && size >= HRI_SYSTEM_BLOCK) {
         void *p = NULL;
@@ -172,11 +183,15 @@ static void *default_alloc(void *ctx, size_t size) {
     return malloc(size ? size : 1);
 }
 
-static void default_free(void *ctx, void *p, size_t size) {
+static void system_free(void *ctx, void *p, size_t size) {
     (void)ctx;
     if (HRI_SYSTEM_BLOCKS && size >= HRI_SYSTEM_BLOCK) hri_os_release(p, size);
     else free(p);
 }
+
+static const struct hurray_allocator system_allocator = {system_alloc, system_free, NULL};
+
+const struct hurray_allocator *hurray_system_allocator(void) { return &system_allocator; }
 
 static const struct hurray_allocator default_allocator = {default_alloc, default_free, NULL};
 

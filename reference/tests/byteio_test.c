@@ -69,17 +69,29 @@ static void test_default_allocator(void **state) {
     memset(q, 1, 32);
     hri_free(NULL, q, 32); /* NULL means the same allocator */
     hri_free(a, NULL, 0);  /* NULL block: nothing */
-    /* blocks of 1 MiB and more (mapped from the system outside the sanitizer builds): each
-     * byte writable and readable, given back by size, the boundary size included */
+}
+
+/* The system allocator (alloc.h): blocks of 1 MiB and more mapped from the system outside
+ * the sanitizer builds, smaller ones (and a zero-byte request) from the heap; every byte of
+ * each writable and readable, each given back by its size, the boundary sizes included. */
+static void test_system_allocator(void **state) {
+    (void)state;
+    const struct hurray_allocator *a = hurray_system_allocator();
+    assert_non_null(a);
+    assert_ptr_equal(a, hurray_system_allocator());
+    assert_ptr_not_equal(a, hurray_default_allocator());
+    void *p = a->alloc(a->ctx, 0);
+    assert_non_null(p);
+    a->free(a->ctx, p, 0);
     const size_t big[] = {(size_t)1 << 20, ((size_t)1 << 20) - 1, ((size_t)4 << 20) + 3};
     for (unsigned k = 0; k < 3; k++) {
-        uint8_t *b = hri_alloc(NULL, big[k]);
+        uint8_t *b = hri_alloc(a, big[k]);
         assert_non_null(b);
         b[0] = 1;
         b[big[k] - 1] = 2;
         memset(b + 4096, 3, 4096);
         assert_int_equal(b[0] + b[big[k] - 1] + b[8191], 6);
-        hri_free(NULL, b, big[k]);
+        hri_free(a, b, big[k]);
     }
 }
 
@@ -87,6 +99,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writer_overflow_is_sticky),
         cmocka_unit_test(test_default_allocator),
+        cmocka_unit_test(test_system_allocator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

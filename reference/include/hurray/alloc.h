@@ -1,7 +1,5 @@
 /* Allocator hook. Every allocation libhurray makes goes through one of these;
- * NULL anywhere an allocator is accepted means the default: malloc/free, except that
- * blocks of 1 MiB and more are mapped from the system and unmapped when freed (so they
- * leave the process's memory at once); every block must come back with its size. */
+ * NULL anywhere an allocator is accepted means the default (malloc/free). */
 #ifndef HURRAY_ALLOC_H
 #define HURRAY_ALLOC_H
 
@@ -17,6 +15,12 @@ struct hurray_allocator {
 };
 
 HURRAY_API const struct hurray_allocator *hurray_default_allocator(void);
+/* malloc/free, except that blocks of 1 MiB and more are mapped from the system and unmapped
+ * when freed, so they leave the process's memory at once (a freed heap block can stay
+ * resident below later allocations): for a reader whose large blocks are transient, such as
+ * a file's index. Every block must come back to `free` with the size it was allocated at.
+ * Under AddressSanitizer or MemorySanitizer it is the default allocator. */
+HURRAY_API const struct hurray_allocator *hurray_system_allocator(void);
 
 HURRAY_EXTERN_C_END
 

@@ -36,7 +36,7 @@
 
 #define HUGE_PAGES_FROM ((size_t)4 << 20)
 
-/* Blocks of this size and more come from libhurray's default allocator, which maps them from
+/* Blocks of this size and more come from libhurray's system allocator, which maps them from
  * the system and unmaps them when freed (alloc.h): a file's index and tables leave the
  * process as soon as the reader frees them, where a heap block below the records made next
  * would stay resident (file-container.md HR-FILE-13). tracemalloc is told of them, so it
@@ -47,7 +47,7 @@ static void *raw_alloc(void *ctx, size_t size) {
     (void)ctx;
     void *p;
     if (size >= SYSTEM_BLOCKS_FROM) {
-        const struct hurray_allocator *a = hurray_default_allocator();
+        const struct hurray_allocator *a = hurray_system_allocator();
         p = a->alloc(a->ctx, size);
         if (p != NULL) (void)PyTraceMalloc_Track(0, (uintptr_t)p, size);
     } else {
@@ -68,7 +68,7 @@ static void *raw_alloc(void *ctx, size_t size) {
 static void raw_free(void *ctx, void *ptr, size_t size) {
     (void)ctx;
     if (ptr != NULL && size >= SYSTEM_BLOCKS_FROM) {
-        const struct hurray_allocator *a = hurray_default_allocator();
+        const struct hurray_allocator *a = hurray_system_allocator();
         (void)PyTraceMalloc_Untrack(0, (uintptr_t)ptr);
         a->free(a->ctx, ptr, size);
     } else {
