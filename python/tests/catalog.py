@@ -8,6 +8,8 @@ get generous ones), so a round trip that compares bytes compares something.
 import os
 import struct
 
+import numpy as np
+
 import hurray
 from hurray import (
     BlockPagedLayout,
@@ -218,3 +220,13 @@ def same_saved(a, b) -> bool:
             (h.size, h.sync_mode) for h in db.buffer_handles]:
         return False
     return all(bytes(a.buffer(i)) == bytes(b.buffer(i)) for i in range(a.buffer_count))
+
+
+def at_page_offset(n, offset, dtype=np.uint8):
+    """A zeroed array of n elements of `dtype` whose data starts `offset` bytes past a 4096
+    boundary: a zero-copy source whose measured alignment the test chooses (the view keeps
+    its allocation alive)."""
+    nbytes = n * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + 8192, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 4096 + offset
+    return raw[start:start + nbytes].view(dtype)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import hurray
+from catalog import at_page_offset
 
 
 def test_REQ_SAVE_VALUES_numpy_and_torch_directly(tmp_path):
@@ -53,18 +54,11 @@ def test_REQ_SAVE_COMPACT_non_contiguous_stores_its_elements_only(tmp_path, kind
     assert got.shape == (4096, 8)
 
 
-def _array_at_offset(n, offset):
-    """A float32 array of n elements whose data starts `offset` bytes past a 4096 boundary."""
-    raw = np.zeros(n * 4 + 8192, dtype=np.uint8)
-    start = (-raw.ctypes.data) % 4096 + offset
-    return raw[start:start + n * 4].view(np.float32)
-
-
 def test_REQ_SAVE_SAME_BYTES_wherever_the_source_lives(tmp_path):
     data = np.arange(1000, dtype=np.float32)
     files = []
     for offset in (0, 64, 128, 512):
-        a = _array_at_offset(data.size, offset)
+        a = at_page_offset(data.size, offset, np.float32)
         a[:] = data
         t = hurray.from_numpy(a, copy=False)  # zero-copy: alignment measured from the address
         files.append(hurray.save_bytes({"x": t, "y": t}))
@@ -72,7 +66,7 @@ def test_REQ_SAVE_SAME_BYTES_wherever_the_source_lives(tmp_path):
     # the declared alignment in the file is the one an owned buffer of the size declares
     loaded = hurray.load_bytes(files[0])["x"]
     assert loaded.buffer_handles[0].alignment == 64
-    big = _array_at_offset(1 << 18, 64)  # 1 MiB
+    big = at_page_offset(1 << 18, 64, np.float32)  # 1 MiB
     assert hurray.load_bytes(hurray.save_bytes({"b": hurray.from_numpy(big, copy=False)}))[
         "b"].buffer_handles[0].alignment == 4096
 

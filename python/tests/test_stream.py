@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 import hurray
-from catalog import every_composite, every_tensor, f32, nested, overlay, partition, rand, same_saved
+from catalog import (at_page_offset, every_composite, every_tensor, f32, nested, overlay,
+                     partition, rand, same_saved)
 from memprobe import page_aligned_items, page_aligned_members
 from hurray import StreamError, StreamReader, StreamWriter, Tensor
 
@@ -516,15 +517,6 @@ def test_REQ_STREAM_ALIGNMENT_SLACK_kept_items_hand_back_on_any_thread_HR_LIMIT_
     assert n == 9
 
 
-def _uint8_at_page_offset(n, offset, keep):
-    """n zero bytes whose data starts `offset` bytes past a 4096 boundary (the allocation is
-    appended to `keep`, so the view stays where it is)."""
-    raw = np.zeros(n + 8192, dtype=np.uint8)
-    keep.append(raw)
-    start = (-raw.ctypes.data) % 4096 + offset
-    return raw[start:start + n]
-
-
 def test_REQ_STREAM_SAME_BYTES_wherever_the_source_lives_HR_STREAM_10():
     """stream.md § Declared alignment of written buffers: a zero-copy source whose alignment
     was measured (4096 for a page-aligned address) is written with the alignment an owned
@@ -532,10 +524,9 @@ def test_REQ_STREAM_SAME_BYTES_wherever_the_source_lives_HR_STREAM_10():
     reader keeping thousands of such one-byte tensors is never charged a page each: 2,000 of
     them, all kept, read whole under the default max_alignment_slack (HR-LIMIT-2), which a
     measured 4096 would have refused at item 260."""
-    keep = []
     streams = []
     for offset in (0, 64, 128, 512):
-        t = hurray.from_numpy(_uint8_at_page_offset(1, offset, keep), copy=False)
+        t = hurray.from_numpy(at_page_offset(1, offset), copy=False)
         if offset == 0:
             assert t.buffer_handles[0].alignment == 4096  # measured from the address
         w = StreamWriter()
@@ -546,7 +537,7 @@ def test_REQ_STREAM_SAME_BYTES_wherever_the_source_lives_HR_STREAM_10():
     (got,) = list(StreamReader(streams[0]))
     assert got.buffer_handles[0].alignment == 64
     # a chosen alignment is written as chosen: a tensor read back keeps what it declared
-    big = _uint8_at_page_offset(1 << 20, 64, keep)
+    big = at_page_offset(1 << 20, 64)
     w = StreamWriter()
     w.write(hurray.from_numpy(big, copy=False))
     w.finish()
@@ -559,7 +550,7 @@ def test_REQ_STREAM_SAME_BYTES_wherever_the_source_lives_HR_STREAM_10():
     # 2,000 page-aligned one-byte sources, every item kept by the reader
     w = StreamWriter()
     for _ in range(2000):
-        w.write(hurray.from_numpy(_uint8_at_page_offset(1, 0, keep), copy=False))
+        w.write(hurray.from_numpy(at_page_offset(1, 0), copy=False))
     w.finish()
     kept = list(StreamReader(w.getvalue()))
     assert len(kept) == 2000
