@@ -5,6 +5,7 @@ fuzz/README.md rewritten from it.
 
     python3 fuzz/campaign.py --seconds 180 [--targets fuzz_kv fuzz_quant] [--build build]
     python3 fuzz/campaign.py --table       # only rewrite the README table from campaign.json
+    python3 fuzz/campaign.py --coverage ... # each target's line coverage (make fuzz-coverage)
 
 Resumable: libFuzzer's working corpus ($BUILD/fuzz/campaign/<target>/) and AFL++'s output
 ($BUILD/afl/out/<target>/, AFL_AUTORESUME) stay in the build directory between runs, the
@@ -61,9 +62,16 @@ def corpus_stats(target):
     return len(files), sum(os.path.getsize(p) for p in files)
 
 
+def coverage_cell(c):
+    if not c:
+        return "not measured"
+    return f"{c['percent']:.1f} % ({c['covered']:,} of {c['lines']:,})"
+
+
 def table(state):
     rows = ["| target | executions (libFuzzer + AFL++) | of 10^8 | fuzzing time | corpus "
-            "(files, bytes) | findings |", "|---|---:|---:|---:|---:|---|"]
+            "(files, bytes) | line coverage of reference/src | findings |",
+            "|---|---:|---:|---:|---:|---:|---|"]
     for t in sorted(state["targets"]):
         s = state["targets"][t]
         total = s["libfuzzer_execs"] + s["afl_execs"]
@@ -71,8 +79,14 @@ def table(state):
         found = s.get("findings", [])
         rows.append(f"| `{t}` | {total:,} ({s['libfuzzer_execs']:,} + {s['afl_execs']:,}) | "
                     f"{100.0 * total / state['goal_execs_per_target']:.2f} % | "
-                    f"{s['seconds'] // 60} min | {files}, {size:,} | "
+                    f"{s['seconds'] // 60} min | {files}, {size:,} | {coverage_cell(s.get('line_coverage'))} | "
                     f"{'; '.join(found) if found else 'none'} |")
+    if state.get("line_coverage_all_targets"):
+        rows.append("")
+        rows.append("Line coverage counts every line of reference/src (`make fuzz-coverage`: each "
+                    "target's seeds and corpus replayed through the coverage build); all targets "
+                    f"together reach {coverage_cell(state['line_coverage_all_targets'])}. "
+                    "`make coverage` adds the unit tests and the harness.")
     last = state["runs"][-1] if state["runs"] else None
     if last:
         rows.append("")
@@ -216,6 +230,69 @@ def findings(*dirs):
     return out
 
 
+def coverage(a, state, targets):
+    """Line coverage of reference/src reached by each target alone: its seeds (the vectors of
+    its areas, fuzz/regress/<target>/) and its committed corpus replayed once through the
+    coverage build's regression driver ($BUILD/cov/replay/<target>, make fuzz-coverage builds
+    it), every way in (HURRAY_FUZZ_ALL_MODES), counted against every line of reference/src that
+    make coverage counts; recorded in campaign.json and the table."""
+    for t in targets:
+        prof = os.path.join(ROOT, a.build, "cov", "fuzz-profraw", t)
+        shutil.rmtree(prof, ignore_errors=True)
+        os.makedirs(prof)
+        dirs = [d for d in (f"fuzz/corpus/{t}", f"fuzz/regress/{t}")
+                if os.path.isdir(os.path.join(ROOT, d))] + area_dirs(t)
+        binary = os.path.join(ROOT, a.build, "cov", "replay", t)
+        env = dict(os.environ, HURRAY_FUZZ_ALL_MODES="1",
+                   LLVM_PROFILE_FILE=os.path.join(prof, "%p-%m.profraw"))
+        log = os.path.join(ROOT, a.build, "cov", f"fuzz-coverage-{t}.log")
+        rc, text = run([binary] + dirs, log, env=env)
+        if rc != 0:
+            print(f"campaign: {t}: the coverage replay failed (log {log})", flush=True)
+            return 1
+        data = os.path.join(prof, "merged.profdata")
+        subprocess.run([a.llvm_profdata, "merge", "-sparse", "-o", data] +
+                       sorted(os.path.join(prof, n) for n in os.listdir(prof)
+                              if n.endswith(".profraw")), check=True, cwd=ROOT)
+        # every coverage binary's mapping, so each target is counted against all of
+        # reference/src (the lines a target never links count as not reached)
+        objects = [arg for o in a.objects if o != binary for arg in ("-object", o)]
+        out = subprocess.run([a.llvm_cov, "export", binary] + objects +
+                             [f"-instr-profile={data}", "-summary-only", "-format=text"] +
+                             a.sources,
+                             check=True, cwd=ROOT, capture_output=True, text=True).stdout
+        lines = json.loads(out)["data"][0]["totals"]["lines"]
+        s = state["targets"].setdefault(t, {"libfuzzer_execs": 0, "afl_execs": 0, "seconds": 0,
+                                            "findings": []})
+        s["line_coverage"] = {"percent": round(lines["percent"], 2),
+                              "covered": lines["covered"], "lines": lines["count"]}
+        print(f"{t:18} line coverage of reference/src {lines['percent']:.1f} % "
+              f"({lines['covered']:,} of {lines['count']:,} lines)", flush=True)
+        save_state(state)
+    if len(targets) > 1:  # the targets together: every profile of this run merged
+        data = os.path.join(ROOT, a.build, "cov", "fuzz-profraw", "all.profdata")
+        raws = sorted(os.path.join(ROOT, a.build, "cov", "fuzz-profraw", t, n) for t in targets
+                      for n in os.listdir(os.path.join(ROOT, a.build, "cov", "fuzz-profraw", t))
+                      if n.endswith(".profraw"))
+        subprocess.run([a.llvm_profdata, "merge", "-sparse", "-o", data] + raws, check=True,
+                       cwd=ROOT)
+        first = os.path.join(ROOT, a.build, "cov", "replay", targets[0])
+        objects = [arg for o in a.objects if o != first for arg in ("-object", o)]
+        out = subprocess.run([a.llvm_cov, "export", first] + objects +
+                             [f"-instr-profile={data}", "-summary-only", "-format=text"] +
+                             a.sources, check=True, cwd=ROOT, capture_output=True,
+                             text=True).stdout
+        lines = json.loads(out)["data"][0]["totals"]["lines"]
+        state["line_coverage_all_targets"] = {"percent": round(lines["percent"], 2),
+                                              "covered": lines["covered"],
+                                              "lines": lines["count"]}
+        print(f"{'all targets':18} line coverage of reference/src {lines['percent']:.1f} % "
+              f"({lines['covered']:,} of {lines['count']:,} lines)", flush=True)
+        save_state(state)
+    write_table(state)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=int, default=600, help="per target, both engines")
@@ -227,6 +304,13 @@ def main(argv=None):
     ap.add_argument("--afl-share", type=float, default=0.5,
                     help="the part of --seconds AFL++ gets (0.5: half each)")
     ap.add_argument("--table", action="store_true", help="only rewrite the README table")
+    ap.add_argument("--coverage", action="store_true",
+                    help="only measure each target's line coverage (make fuzz-coverage)")
+    ap.add_argument("--llvm-cov", default="llvm-cov")
+    ap.add_argument("--llvm-profdata", default="llvm-profdata")
+    ap.add_argument("--sources", nargs="*", default=[], help="the files reported (reference/src)")
+    ap.add_argument("--objects", nargs="*", default=[],
+                    help="the coverage build's other binaries (the lines counted)")
     a = ap.parse_args(argv)
     state = load_state()
     if a.table:
@@ -234,6 +318,8 @@ def main(argv=None):
         return 0
     targets = a.targets or sorted(n[:-2] for n in os.listdir(os.path.join(HERE, "targets"))
                                   if n.startswith("fuzz_") and n.endswith(".c"))
+    if a.coverage:
+        return coverage(a, state, targets)
     run_rec = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "seconds": a.seconds, "host_cpus": os.cpu_count(), "targets": {}}
     any_finding = False

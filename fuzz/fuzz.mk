@@ -10,10 +10,12 @@
 #                                                  the executions added to fuzz/campaign.json
 #   make fuzz-promote ARTIFACT=path [TARGET=fuzz_x] a finding: minimised, classified by the
 #                                                  generator's oracle, added to the vectors
+#   make fuzz-coverage [TARGETS=...]                each target's line coverage of reference/src
+#                                                  (its seeds and corpus, the coverage build)
 #   make fuzz-msan-replay                          every corpus through the MSan replay build
 #   make fuzz-python [FUZZ_SECONDS=n]              Atheris over the Python binding's readers
 
-.PHONY: fuzz-afl fuzz-afl-build fuzz-fast-build fuzz-campaign fuzz-promote fuzz-msan-replay fuzz-python
+.PHONY: fuzz-afl fuzz-afl-build fuzz-fast-build fuzz-campaign fuzz-coverage fuzz-promote fuzz-msan-replay fuzz-python
 
 # ------------------------------------------------------------------- AFL++ ---
 # Two builds of every target with afl-clang-fast (Debian afl++; afl-clang-lto needs lld, which
@@ -141,6 +143,14 @@ fuzz-campaign: $(FUZZ_BINS) $(FUZZ_FAST_BINS) $(patsubst %,$(BUILD)/afl-fast/bin
                $(patsubst %,$(BUILD)/afl-cmplog/bin/%,$(FUZZ_NAMES))
 	$(PYTHON) fuzz/campaign.py --seconds $(FUZZ_SECONDS) --build $(BUILD) --afl-share $(AFL_SHARE) \
 	  --malloc-mb $(FUZZ_MALLOC_MB) --rss-mb $(FUZZ_RSS_MB) $(if $(TARGETS),--targets $(TARGETS))
+
+# Each target's own line coverage of reference/src: its seeds and committed corpus replayed
+# through the coverage build (the Makefile's COV_DIR/replay), counted against all of
+# reference/src (every coverage binary's mapping), into campaign.json and the table.
+fuzz-coverage: $(COV_BINS)
+	$(PYTHON) fuzz/campaign.py --coverage --build $(BUILD) --llvm-cov $(LLVM_COV) \
+	  --llvm-profdata $(LLVM_PROFDATA) --sources $(LIB_SRC) --objects $(COV_BINS) \
+	  $(if $(TARGETS),--targets $(TARGETS))
 
 print-fuzz-seeds-%:
 	@echo $(call fuzz_area_dirs,$*)

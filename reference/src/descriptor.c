@@ -34,34 +34,6 @@ enum {
     SECTION_HEADER_BYTES = 8
 };
 
-/* ---- limits (errors-and-limits.md § Default limits) --------------------- */
-
-/* NULL means the defaults; a limit above its format maximum means the maximum. */
-static void limits_effective(const struct hurray_limits *in, struct hurray_limits *out) {
-    if (in)
-        *out = *in;
-    else
-        hurray_limits_default(out);
-    hurray_limits_clamp(out);
-}
-
-/* An encoder is bound by the format, not by a reader's defaults: it refuses
- * what would not validate under the format maxima (a 20 GiB buffer is
- * encodable even though a default reader refuses it with LIMIT). */
-static void limits_format_max(struct hurray_limits *out) {
-    out->max_descriptor_bytes = UINT64_MAX;
-    out->max_buffer_bytes = UINT64_MAX;
-    out->max_rank = UINT32_MAX;
-    out->max_composite_depth = UINT32_MAX;
-    out->max_composite_members = UINT64_MAX;
-    out->max_kv_entries = UINT64_MAX;
-    out->max_kv_bytes = UINT64_MAX;
-    out->max_name_bytes = UINT32_MAX;
-    out->max_file_tensors = UINT64_MAX;
-    out->max_alignment_slack = UINT64_MAX;
-    hurray_limits_clamp(out);
-}
-
 /* Adds the input offset to an error record a value rule filled without one. */
 static int at_offset(int status, uint64_t offset, struct hurray_error *err) {
     if (status != HURRAY_OK && err && !err->has_offset && offset != NO_OFFSET) {
@@ -863,7 +835,7 @@ int hurray_descriptor_validate(const struct hurray_descriptor *d,
     struct hurray_limits lim;
     size_t len;
     HR_FAIL_IF(!d, err, HURRAY_E_ARGUMENT, "descriptor", "validate: descriptor is NULL");
-    limits_effective(limits, &lim);
+    hri_limits_effective(limits, &lim);
     return validate_counted(d, &lim, &len, err);
 }
 
@@ -874,7 +846,7 @@ int hurray_descriptor_required_sizes(const struct hurray_descriptor *d,
     struct hurray_limits lim;
     HR_FAIL_IF(!d || !sizes || !known, err, HURRAY_E_ARGUMENT, "descriptor",
                "required_sizes: NULL argument");
-    limits_format_max(&lim);
+    hri_limits_format_max(&lim);
     struct buffer_counts c;
     HR_TRY(check_structure(d, &lim, err));
     HR_TRY(check_tier3(d, &lim, 1, err));
@@ -1229,7 +1201,7 @@ int hurray_descriptor_peek_length(const uint8_t *src, size_t len,
     struct header h;
     HR_FAIL_IF(!encoded_len || (!src && len), err, HURRAY_E_ARGUMENT, "src",
                "peek_length: NULL argument");
-    limits_effective(limits, &lim);
+    hri_limits_effective(limits, &lim);
     HR_TRY(parse_header(src, len, &lim, &h, err));
     *encoded_len = h.encoded_len;
     return HURRAY_OK;
@@ -1264,7 +1236,7 @@ int hurray_descriptor_decode(const uint8_t *src, size_t len,
     if (consumed) *consumed = 0;
     HR_FAIL_IF(!out || (!src && len), err, HURRAY_E_ARGUMENT, "src", "decode: NULL argument");
     hurray_descriptor_reset(out);
-    limits_effective(opt ? opt->limits : NULL, &lim);
+    hri_limits_effective(opt ? opt->limits : NULL, &lim);
     int status = decode_into(src, len, &lim, opt ? opt->allocator : NULL, out, &used, err);
     if (status != HURRAY_OK) {
         hurray_descriptor_reset(out);
@@ -1420,7 +1392,7 @@ static int check_encoded_size(const struct hurray_descriptor *d,
 static int encodable_length(const struct hurray_descriptor *d, size_t *len,
                             struct hurray_error *err) {
     struct hurray_limits lim;
-    limits_format_max(&lim);
+    hri_limits_format_max(&lim);
     return validate_counted(d, &lim, len, err);
 }
 

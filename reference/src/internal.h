@@ -267,6 +267,14 @@ static inline size_t hri_pad8(size_t n) { return (8 - (n & 7)) & 7; }
 void *hri_alloc(const struct hurray_allocator *a, size_t size);
 void hri_free(const struct hurray_allocator *a, void *p, size_t size);
 
+/* ---- limits (status.c, beside hurray_limits_default and _clamp) ---------- */
+
+/* NULL means the defaults; a limit above its format maximum means the maximum. */
+void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out);
+/* Every limit at its format maximum: what an encoder or writer is bound by (a 20 GiB buffer
+ * is encodable even though a default reader refuses it with LIMIT). */
+void hri_limits_format_max(struct hurray_limits *out);
+
 /* ---- cross-file functions ------------------------------------------------ */
 
 /* Writable room for a layout's rank-sized parameters while it is parsed

@@ -357,26 +357,3 @@ int hri_item_alloc_buffer_table(struct hurray_item *it, struct hurray_error *err
     return HURRAY_OK;
 }
 
-/* ---- limits ------------------------------------------------------------------------ */
-
-void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out) {
-    if (in)
-        *out = *in;
-    else
-        hurray_limits_default(out);
-    hurray_limits_clamp(out);
-}
-
-void hri_limits_format_max(struct hurray_limits *out) {
-    out->max_descriptor_bytes = UINT64_MAX;
-    out->max_buffer_bytes = UINT64_MAX;
-    out->max_rank = UINT32_MAX;
-    out->max_composite_depth = UINT32_MAX;
-    out->max_composite_members = UINT64_MAX;
-    out->max_kv_entries = UINT64_MAX;
-    out->max_kv_bytes = UINT64_MAX;
-    out->max_name_bytes = UINT32_MAX;
-    out->max_file_tensors = UINT64_MAX;
-    out->max_alignment_slack = UINT64_MAX;
-    hurray_limits_clamp(out);
-}

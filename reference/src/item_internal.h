@@ -64,13 +64,6 @@ int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t s
  * no-op for one allocated whole. `upto` <= its size. */
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);
 
-/* ---- limits ---------------------------------------------------------------- */
-
-/* NULL means the defaults; then clamped to the format maxima. */
-void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out);
-/* Every limit at its format maximum (what a writer is bound by). */
-void hri_limits_format_max(struct hurray_limits *out);
-
 /* ---- composite rules (composite.md § Validation order) ---------------------
  * The validator and the stream reader call these same functions at the same
  * steps, so both report the same first failure. `lim` is effective (clamped). */

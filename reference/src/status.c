@@ -153,4 +153,26 @@ void hurray_limits_clamp(struct hurray_limits *lim) {
     CLAMP(max_file_tensors, UINT32_MAX);
 }
 
+void hri_limits_effective(const struct hurray_limits *in, struct hurray_limits *out) {
+    if (in)
+        *out = *in;
+    else
+        hurray_limits_default(out);
+    hurray_limits_clamp(out);
+}
+
+void hri_limits_format_max(struct hurray_limits *out) {
+    out->max_descriptor_bytes = UINT64_MAX;
+    out->max_buffer_bytes = UINT64_MAX;
+    out->max_rank = UINT32_MAX;
+    out->max_composite_depth = UINT32_MAX;
+    out->max_composite_members = UINT64_MAX;
+    out->max_kv_entries = UINT64_MAX;
+    out->max_kv_bytes = UINT64_MAX;
+    out->max_name_bytes = UINT32_MAX;
+    out->max_file_tensors = UINT64_MAX;
+    out->max_alignment_slack = UINT64_MAX;
+    hurray_limits_clamp(out);
+}
+
 const char *hurray_version_string(void) { return HURRAY_VERSION_STRING; }

@@ -2260,18 +2260,21 @@ static void write_many(const char *path, size_t n, int composite) {
     free(h);
 }
 
+/* Under valgrind the same checks run over 16 times fewer entries (the bound's 1 MiB of slack
+ * then carries more of it; the plain run holds the bound at full size). */
 static void test_HR_FILE_13_reader_memory(void **state) {
     (void)state;
     char path[128];
     int compact = sizeof(struct hurray_descriptor) <= 1024;
+    unsigned shift = test_under_valgrind() ? 4 : 0;
     tmp_path(path, sizeof path, "many.hry");
-    write_many(path, (size_t)1 << 18, 0);
+    write_many(path, ((size_t)1 << 18) >> shift, 0);
     check_reader_memory(path, compact); /* open (and load all, when compact): 2^18 entries */
     if (!compact) {
         write_many(path, (size_t)1 << 12, 0);
         check_reader_memory(path, 1);
     }
-    write_many(path, compact ? (size_t)1 << 16 : (size_t)1 << 10, 1);
+    write_many(path, (compact ? (size_t)1 << 16 : (size_t)1 << 10) >> shift, 1);
     check_reader_memory(path, 1);
     unlink(path);
 }
@@ -2300,8 +2303,7 @@ static void test_HR_FILE_7_few_writes_and_mode_kept(void **state) {
     write_many(path, 2000, 0);
     long after = proc_io("syscw");
     /* (valgrind's own writes land in the same counter: it is not counted there) */
-    const char *pre = getenv("LD_PRELOAD");
-    if (before >= 0 && !(pre && strstr(pre, "vgpreload"))) assert_true(after - before <= 16);
+    if (before >= 0 && !test_under_valgrind()) assert_true(after - before <= 16);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);

@@ -2003,14 +2003,9 @@ static void test_HR_STREAM_15_second_next_refused(void **state) {
 #define UNDER_SANITIZER 0
 #endif
 
-/* Valgrind (make valgrind) likewise: its shadow memory is in the resident size. */
-static int under_valgrind(void) {
-    const char *p = getenv("LD_PRELOAD");
-    return p && strstr(p, "vgpreload") != NULL;
-}
-
-/* Whether this build and run measures memory as the reader uses it. */
-static int measures_memory(void) { return !UNDER_SANITIZER && !under_valgrind(); }
+/* Whether this build and run measures memory as the reader uses it (not under a sanitizer
+ * or valgrind: their shadow memory is in the resident size). */
+static int measures_memory(void) { return !UNDER_SANITIZER && !test_under_valgrind(); }
 
 /* Linux: /proc/self/status fields in bytes, -1 where unknown. */
 static long long status_bytes(const char *key) {

@@ -250,39 +250,51 @@ void test_shard_apply(struct test_shard *t, struct hurray_descriptor *d) {
     setter_ok(hurray_descriptor_set_shard(d, &t->s, &err), &err, "set_shard");
 }
 
-static struct {
+/* Each record handed out is a block of its own, kept on a list for the life of the test
+ * program (reachable, so never a leak), newest first: a descriptor patched again finds its own
+ * record at once. */
+struct test_record {
+    struct test_record *next;
     const struct hurray_descriptor *owner;
     struct hurray_quant q;
-} quant_pool[TEST_RECORD_SLOTS];
-static struct {
-    const struct hurray_descriptor *owner;
     struct hurray_statistics s;
-} statistics_pool[TEST_RECORD_SLOTS];
-static size_t quant_next, statistics_next;
+};
+static struct test_record *test_records;
+
+static struct test_record *test_record_of(const struct hurray_descriptor *d, const void *rec,
+                                          int quant) {
+    if (!rec) return NULL;
+    for (struct test_record *r = test_records; r; r = r->next)
+        if (r->owner == d && rec == (quant ? (const void *)&r->q : (const void *)&r->s))
+            return r;
+    return NULL;
+}
+
+static struct test_record *test_record_new(const struct hurray_descriptor *d) {
+    struct test_record *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->owner = d;
+    r->next = test_records;
+    test_records = r;
+    return r;
+}
 
 struct hurray_quant *test_quant(struct hurray_descriptor *d) {
-    for (size_t i = 0; d->quant && i < TEST_RECORD_SLOTS; i++)
-        if (d->quant == &quant_pool[i].q && quant_pool[i].owner == d) return &quant_pool[i].q;
-    size_t i = quant_next++ % TEST_RECORD_SLOTS;
-    struct hurray_quant q = {0};
-    if (d->quant) q = *d->quant;
-    quant_pool[i].owner = d;
-    quant_pool[i].q = q;
-    d->quant = &quant_pool[i].q;
-    return &quant_pool[i].q;
+    struct test_record *r = test_record_of(d, d->quant, 1);
+    if (r) return &r->q;
+    r = test_record_new(d);
+    if (d->quant) r->q = *d->quant;
+    d->quant = &r->q;
+    return &r->q;
 }
 
 struct hurray_statistics *test_statistics(struct hurray_descriptor *d) {
-    for (size_t i = 0; d->statistics && i < TEST_RECORD_SLOTS; i++)
-        if (d->statistics == &statistics_pool[i].s && statistics_pool[i].owner == d)
-            return &statistics_pool[i].s;
-    size_t i = statistics_next++ % TEST_RECORD_SLOTS;
-    struct hurray_statistics s = {0};
-    if (d->statistics) s = *d->statistics;
-    statistics_pool[i].owner = d;
-    statistics_pool[i].s = s;
-    d->statistics = &statistics_pool[i].s;
-    return &statistics_pool[i].s;
+    struct test_record *r = test_record_of(d, d->statistics, 0);
+    if (r) return &r->s;
+    r = test_record_new(d);
+    if (d->statistics) r->s = *d->statistics;
+    d->statistics = &r->s;
+    return &r->s;
 }
 
 void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint64_t v) {
@@ -301,4 +313,9 @@ void test_add_opaque(struct hurray_descriptor *d, uint8_t type, uint8_t flags,
     struct hurray_error err;
     setter_ok(hurray_descriptor_add_opaque_section(d, type, flags, data, length, &err), &err,
               "add_opaque_section");
+}
+
+int test_under_valgrind(void) {
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "vgpreload") != NULL;
 }

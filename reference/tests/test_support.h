@@ -139,14 +139,18 @@ void test_patch_shard(struct hurray_descriptor *d, int offset, unsigned k, uint6
 
 /* Writable quantization / statistics records for tests that build or patch a descriptor
  * field by field. The record `d` points at (a zeroed one when it has none) is copied into a
- * slot of a static pool kept for `d`, and `d` points at that slot: a borrowed record
+ * record kept for `d`, and `d` points at that record: a borrowed record
  * (descriptor.h), written through the pointer returned, never through another descriptor's
  * record (copy on write: a record in d's block or shared with a copy is left as it was).
- * The pool is a ring of TEST_RECORD_SLOTS slots; a descriptor is used before that many more
- * records are taken. */
-#define TEST_RECORD_SLOTS 8192
+ * Every descriptor gets a record of its own, which lives as long as the test program. */
 struct hurray_quant *test_quant(struct hurray_descriptor *d);
 struct hurray_statistics *test_statistics(struct hurray_descriptor *d);
+
+/* Whether this test program runs under valgrind (make valgrind; its preloaded library is in
+ * LD_PRELOAD): its shadow memory is in the resident size, its own writes in the process's
+ * I/O counters, and it runs code 20 to 50 times slower, so tests that measure or build at
+ * scale measure less, or build smaller, there. */
+int test_under_valgrind(void);
 
 /* hurray_descriptor_add_opaque_section. */
 void test_add_opaque(struct hurray_descriptor *d, uint8_t type, uint8_t flags,
