@@ -23,17 +23,6 @@
 
 /* ==== helpers ============================================================== */
 
-static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
-                                          const uint64_t *shape) {
-    struct hurray_descriptor *d = malloc(sizeof *d);
-    assert_non_null(d);
-    hurray_descriptor_init(d);
-    d->dtype = dtype;
-    d->layout.tag = layout;
-    test_set_shape(d, rank, shape);
-    return d;
-}
-
 /* The layout spans of the builders below, through hurray_descriptor_set_layout. */
 static void set_strides(struct hurray_descriptor *d, const int64_t *strides) {
     struct test_layout t;
@@ -103,7 +92,7 @@ static void expect_decode(const uint8_t *src, size_t len, int code, const char *
  * a short output is ARGUMENT and nothing is written past cap. */
 static void check_roundtrip(const struct hurray_descriptor *d) {
     static uint8_t buf[BUF_CAP], again[BUF_CAP];
-    struct hurray_descriptor *back = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *back = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     size_t n = encode_ok(d, buf, BUF_CAP - 64), consumed = 0;
 
@@ -141,37 +130,37 @@ static const uint8_t ext_bytes[32] = "private extension data, 32 byte";
 typedef struct hurray_descriptor *(*builder_fn)(void);
 
 static struct hurray_descriptor *b_row_major_rank0(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
+    return test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
 }
 static struct hurray_descriptor *b_row_major_rank3(void) {
-    return desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
+    return test_desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
 }
 static struct hurray_descriptor *b_col_major(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){5, 7});
+    return test_desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){5, 7});
 }
 static struct hurray_descriptor *b_row_major_int4(void) {
-    return desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
+    return test_desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
 }
 static struct hurray_descriptor *b_row_major_float6(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT6_E2M3FN, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
+    return test_desc_new(HURRAY_DTYPE_FLOAT6_E2M3FN, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
 }
 static struct hurray_descriptor *b_strided_negative(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
     set_strides(d, (int64_t[]){-4, 1});
     d->byte_offset = 32; /* off/E + lo = 8 - 8 >= 0 */
     return d;
 }
 static struct hurray_descriptor *b_strided_zero(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 3, (uint64_t[]){5, 3, 2});
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 3, (uint64_t[]){5, 3, 2});
     set_strides(d, (int64_t[]){0, 2, -1});
     d->byte_offset = 1;
     return d;
 }
 static struct hurray_descriptor *b_tiled(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.tile_shape[0] = 2;
@@ -184,35 +173,35 @@ static struct hurray_descriptor *b_tiled(void) {
     return d;
 }
 static struct hurray_descriptor *b_morton2(void) {
-    return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
+    return test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
 }
 static struct hurray_descriptor *b_morton3(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_MORTON, 3, (uint64_t[]){2, 2, 4});
+    return test_desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_MORTON, 3, (uint64_t[]){2, 2, 4});
 }
 static struct hurray_descriptor *b_hilbert(void) {
-    return desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
+    return test_desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
 }
 static struct hurray_descriptor *b_coo(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){10, 10});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){10, 10});
     d->layout.nnz = 5;
     return d;
 }
 static struct hurray_descriptor *b_csr(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){4, 5});
+        test_desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){4, 5});
     d->layout.nnz = 6;
     return d;
 }
 static struct hurray_descriptor *b_csc(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT32, HURRAY_LAYOUT_CSC, 2, (uint64_t[]){4, 5});
+        test_desc_new(HURRAY_DTYPE_INT32, HURRAY_LAYOUT_CSC, 2, (uint64_t[]){4, 5});
     d->layout.nnz = 6;
     return d;
 }
 static struct hurray_descriptor *b_csf1(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 1, (uint64_t[]){10});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 1, (uint64_t[]){10});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.nnz = 3;
@@ -222,7 +211,7 @@ static struct hurray_descriptor *b_csf1(void) {
 }
 static struct hurray_descriptor *b_csf2(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 2, (uint64_t[]){4, 5});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_CSF, 2, (uint64_t[]){4, 5});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.nnz = 5;
@@ -234,7 +223,7 @@ static struct hurray_descriptor *b_csf2(void) {
 }
 static struct hurray_descriptor *b_csf3(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
+        test_desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.nnz = 6;
@@ -246,7 +235,7 @@ static struct hurray_descriptor *b_csf3(void) {
 }
 static struct hurray_descriptor *b_csf5(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_CSF, 5, (uint64_t[]){2, 2, 2, 2, 2});
+        test_desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_CSF, 5, (uint64_t[]){2, 2, 2, 2, 2});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.nnz = 5;
@@ -257,7 +246,7 @@ static struct hurray_descriptor *b_csf5(void) {
 }
 static struct hurray_descriptor *b_block_paged(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
     d->layout.page_size = 4;
     d->layout.num_pages = 6;
     d->layout.num_seqs = 2;
@@ -266,7 +255,7 @@ static struct hurray_descriptor *b_block_paged(void) {
 }
 static struct hurray_descriptor *composite(uint8_t rule, uint8_t combine) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE, 2, (uint64_t[]){4, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE, 2, (uint64_t[]){4, 4});
     d->layout.rule = rule;
     d->layout.combine = combine;
     d->layout.member_count = 3;
@@ -291,7 +280,7 @@ static struct hurray_descriptor *b_composite_group(void) {
     return composite(HURRAY_RULE_GROUP, HURRAY_COMBINE_NONE);
 }
 static struct hurray_descriptor *b_private_layout(void) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.extension_layout_id = 0xDEADBEEFu;
@@ -304,12 +293,12 @@ static struct hurray_descriptor *b_private_layout(void) {
     return d;
 }
 static struct hurray_descriptor *b_private_layout_empty(void) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_UINT8, 0xF0, 1, (uint64_t[]){7});
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_UINT8, 0xF0, 1, (uint64_t[]){7});
     d->layout.extension_layout_id = 1;
     return d;
 }
 static struct hurray_descriptor *b_unknown_layout(void) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
     struct test_layout t;
     test_layout_edit(&t, d);
     t.l.opaque = ext_bytes;
@@ -321,7 +310,7 @@ static struct hurray_descriptor *b_unknown_layout(void) {
 }
 /* The smallest descriptor: rank 0, no buffers, parameters or sections. */
 static struct hurray_descriptor *b_unknown_layout_empty(void) {
-    return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL);
+    return test_desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL);
 }
 
 static void quant_init(struct hurray_quant *q, uint8_t scheme) {
@@ -332,7 +321,7 @@ static void quant_init(struct hurray_quant *q, uint8_t scheme) {
 }
 static struct hurray_descriptor *b_q_per_tensor(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
     quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
     test_quant(d)->scale = 0.25;
     test_quant(d)->zero_point = -3;
@@ -348,7 +337,7 @@ static struct hurray_descriptor *b_q_per_tensor_coo(void) {
 }
 static struct hurray_descriptor *b_q_per_channel(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
     quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
     test_quant(d)->axis = 1;
     test_quant(d)->scale_buffer = 1;
@@ -359,7 +348,7 @@ static struct hurray_descriptor *b_q_per_channel(void) {
 }
 static struct hurray_descriptor *b_q_per_channel_symmetric(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){3, 8});
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){3, 8});
     quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
     test_quant(d)->axis = 0;
     test_quant(d)->scale_buffer = 1;
@@ -368,7 +357,7 @@ static struct hurray_descriptor *b_q_per_channel_symmetric(void) {
 }
 static struct hurray_descriptor *b_q_block(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
     quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
     test_quant(d)->axis = 1;
     test_quant(d)->scale_buffer = 1;
@@ -380,7 +369,7 @@ static struct hurray_descriptor *b_q_block(void) {
 }
 static struct hurray_descriptor *b_q_nf4(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){256});
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){256});
     quant_init(test_quant(d), HURRAY_QUANT_NF4);
     test_quant(d)->absmax_buffer = 1;
     test_quant(d)->block_size = 64;
@@ -388,7 +377,7 @@ static struct hurray_descriptor *b_q_nf4(void) {
 }
 static struct hurray_descriptor *b_q_nf4_double(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
     quant_init(test_quant(d), HURRAY_QUANT_NF4);
     test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
     test_quant(d)->absmax_buffer = 1;
@@ -401,7 +390,7 @@ static struct hurray_descriptor *b_q_nf4_double(void) {
 }
 static struct hurray_descriptor *b_q_mx(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
+        test_desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
     quant_init(test_quant(d), HURRAY_QUANT_MX);
     test_quant(d)->axis = 1;
     test_quant(d)->scale_buffer = 1;
@@ -410,7 +399,7 @@ static struct hurray_descriptor *b_q_mx(void) {
 }
 static struct hurray_descriptor *b_q_mx_int8(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){64, 3});
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){64, 3});
     set_strides(d, (int64_t[]){3, 1});
     quant_init(test_quant(d), HURRAY_QUANT_MX);
     test_quant(d)->axis = 0;
@@ -420,7 +409,7 @@ static struct hurray_descriptor *b_q_mx_int8(void) {
 }
 static struct hurray_descriptor *b_q_nvfp4(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
+        test_desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
     quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
     test_quant(d)->axis = 1;
     test_quant(d)->scale_buffer = 1;
@@ -446,7 +435,7 @@ static struct hurray_descriptor *b_q_private_layout(void) {
 }
 static struct hurray_descriptor *b_statistics(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
     test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
     test_statistics(d)->min = -1.5;
     test_statistics(d)->max = 2.0;
@@ -462,14 +451,14 @@ static struct hurray_descriptor *b_statistics_minmax(void) {
 }
 static struct hurray_descriptor *b_statistics_nan_dynamic(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){DYN, 2});
+        test_desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){DYN, 2});
     test_statistics(d)->flags = HURRAY_STATS_HAS_NAN_COUNT;
     test_statistics(d)->nan_count = 1000; /* N unknown: not bounded */
     return d;
 }
 static struct hurray_descriptor *b_shard(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     struct test_shard t;
     test_shard_edit(&t, d);
     t.s.shard_index = 3;
@@ -483,7 +472,7 @@ static struct hurray_descriptor *b_shard(void) {
 }
 static struct hurray_descriptor *b_role_base(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
     d->has_role = 1;
     d->role = HURRAY_ROLE_BASE;
     return d;
@@ -524,23 +513,23 @@ static struct hurray_descriptor *b_everything_opaque(void) {
     return d;
 }
 static struct hurray_descriptor *b_dynamic(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){DYN, 3});
+    return test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){DYN, 3});
 }
 static struct hurray_descriptor *b_dynamic_coo(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 3, (uint64_t[]){DYN, 5, DYN});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 3, (uint64_t[]){DYN, 5, DYN});
     d->layout.nnz = 1000;
     return d;
 }
 static struct hurray_descriptor *b_rank64(void) {
     uint64_t shape[64];
     for (unsigned k = 0; k < 64; k++) shape[k] = k % 9 == 0 ? 2 : 1;
-    return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 64, shape);
+    return test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 64, shape);
 }
 static struct hurray_descriptor *b_rank64_strided_shard(void) {
     uint64_t shape[64];
     for (unsigned k = 0; k < 64; k++) shape[k] = k < 3 ? 2 : 1;
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 64, shape);
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 64, shape);
     struct test_layout t;
     struct test_shard sh;
     test_layout_edit(&t, d);
@@ -554,15 +543,15 @@ static struct hurray_descriptor *b_rank64_strided_shard(void) {
     return d;
 }
 static struct hurray_descriptor *b_zero_dims(void) {
-    return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
+    return test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
 }
 static struct hurray_descriptor *b_zero_dims_coo(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){0, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){0, 4});
     return d;
 }
 static struct hurray_descriptor *b_private_dtype(void) {
-    return desc_new(0xF5, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 3});
+    return test_desc_new(0xF5, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 3});
 }
 static struct hurray_descriptor *b_private_device(void) {
     struct hurray_descriptor *d = b_col_major();
@@ -583,7 +572,7 @@ static struct hurray_descriptor *b_version_minor(void) {
 }
 static struct hurray_descriptor *b_byte_offset(void) {
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
     d->byte_offset = 16;
     return d;
 }
@@ -636,30 +625,16 @@ static size_t find_entry(const char *name) {
 
 /* ==== byte offsets inside an encoding ====================================== */
 
-static uint64_t rd_u64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint32_t rd_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void wr_u32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr_u64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 static size_t pad8(size_t n) { return (8 - (n & 7)) & 7; }
 
 static size_t off_buffers(const uint8_t *b) { return 32 + 8u * b[20]; }
 static size_t off_layout(const uint8_t *b) { return off_buffers(b) + 16u * b[21]; }
 static size_t off_params(const uint8_t *b) { return off_layout(b) + 8; }
 static size_t off_section(const uint8_t *b, unsigned i) {
-    size_t at = off_params(b) + rd_u32(b + off_layout(b));
+    size_t at = off_params(b) + test_get_u32(b + off_layout(b));
     at += pad8(at);
     for (unsigned k = 0; k < i; k++) {
-        size_t len = rd_u32(b + at + 4);
+        size_t len = test_get_u32(b + at + 4);
         at += 8 + len + pad8(len);
     }
     return at;
@@ -691,7 +666,7 @@ static void expect_golden_patch(size_t at, uint8_t v, int code, const char *fiel
 
 static void test_HR_DESC_2_golden_vector_decodes(void **state) {
     (void)state;
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     size_t consumed = 0;
     assert_status(hurray_descriptor_decode(golden, sizeof golden, NULL, d, &consumed, &err),
@@ -722,7 +697,7 @@ static void test_HR_DESC_6_golden_vector_encodes(void **state) {
     (void)state;
     uint8_t buf[128];
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     size_t n = encode_ok(d, buf, sizeof buf);
@@ -746,7 +721,7 @@ static void test_HR_DESC_2_worked_example_with_statistics(void **state) {
     want[95] = 0xBF;
     want[103] = 0x40; /* 2.0 */
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX;
@@ -765,7 +740,7 @@ static void test_HR_DESC_2_smallest_is_40_bytes(void **state) {
     struct hurray_descriptor *d = b_unknown_layout_empty();
     assert_int_equal(encode_ok(d, buf, sizeof buf), HURRAY_DESCRIPTOR_MIN_BYTES);
     assert_int_equal(buf[19], 0x40);
-    assert_int_equal(rd_u32(buf + 8), 40);
+    assert_int_equal(test_get_u32(buf + 8), 40);
     desc_free(d);
 }
 
@@ -776,7 +751,7 @@ static void test_HR_DESC_4_minor_version_kept(void **state) {
         expect_golden_patch(5, (uint8_t)minor, HURRAY_OK, NULL);
     }
     uint8_t b[sizeof golden], out[128];
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     memcpy(b, golden, sizeof b);
     b[5] = 7;
@@ -832,7 +807,7 @@ static void test_HR_SECT_3_opaque_bytes_owned(void **state) {
     (void)state;
     uint8_t *buf = malloc(BUF_CAP);
     uint8_t again[BUF_CAP];
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     assert_non_null(buf);
     size_t n = build_encoded(find_entry("b_everything_opaque"), buf, BUF_CAP);
@@ -893,14 +868,14 @@ static void test_HR_DESC_5_peek_length(void **state) {
     b[0] = 'X';
     assert_status(hurray_descriptor_peek_length(b, 16, NULL, &len, &err), HURRAY_E_BAD_MAGIC);
     memcpy(b, golden, 16);
-    wr_u32(b + 8, 0xFFFFFFF8u);
+    test_put_u32(b + 8, 0xFFFFFFF8u);
     assert_status(hurray_descriptor_peek_length(b, 16, NULL, &len, &err), HURRAY_E_LIMIT);
     struct hurray_limits lim;
     hurray_limits_default(&lim);
     lim.max_descriptor_bytes = UINT64_MAX; /* clamped to 2^32 - 8 */
     assert_status(hurray_descriptor_peek_length(b, 16, &lim, &len, &err), HURRAY_OK);
     assert_int_equal(len, 0xFFFFFFF8u);
-    wr_u32(b + 8, 44);
+    test_put_u32(b + 8, 44);
     assert_status(hurray_descriptor_peek_length(b, 16, NULL, &len, &err), HURRAY_E_LENGTH);
     assert_status(hurray_descriptor_peek_length(NULL, 16, NULL, &len, &err), HURRAY_E_ARGUMENT);
     assert_status(hurray_descriptor_peek_length(b, 16, NULL, NULL, &err), HURRAY_E_ARGUMENT);
@@ -908,7 +883,7 @@ static void test_HR_DESC_5_peek_length(void **state) {
 
 static void test_decode_arguments(void **state) {
     (void)state;
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     size_t consumed = 5;
     assert_status(hurray_descriptor_decode(golden, sizeof golden, NULL, NULL, &consumed, &err),
@@ -957,7 +932,7 @@ static void test_HR_DESC_5_step1_to_4_header(void **state) {
     for (size_t i = 0; i < sizeof bad_len / sizeof bad_len[0]; i++) {
         uint8_t b[sizeof golden];
         memcpy(b, golden, sizeof b);
-        wr_u32(b + 8, bad_len[i]);
+        test_put_u32(b + 8, bad_len[i]);
         expect_decode(b, sizeof b, HURRAY_E_LENGTH, "encoded_len");
     }
 }
@@ -969,9 +944,9 @@ static void test_HR_LIMIT_1_encoded_len_over_limit(void **state) {
     struct hurray_limits lim;
     struct hurray_error err;
     memcpy(b, golden, sizeof b);
-    wr_u32(b + 8, (1u << 20) + 8);
+    test_put_u32(b + 8, (1u << 20) + 8);
     expect_decode(b, sizeof b, HURRAY_E_LIMIT, "encoded_len");
-    wr_u32(b + 8, 0xFFFFFFF8u);
+    test_put_u32(b + 8, 0xFFFFFFF8u);
     expect_decode(b, sizeof b, HURRAY_E_LIMIT, "encoded_len");
     hurray_limits_default(&lim);
     lim.max_descriptor_bytes = 64;
@@ -981,7 +956,7 @@ static void test_HR_LIMIT_1_encoded_len_over_limit(void **state) {
     lim.max_descriptor_bytes = 0xFFFFFFFF; /* not clamped below 2^32 - 8: fine for 72 */
     assert_status(decode_status(golden, sizeof golden, &lim, &err), HURRAY_OK);
     /* Under the limit but more than is there: TRUNCATED. */
-    wr_u32(b + 8, 80);
+    test_put_u32(b + 8, 80);
     expect_decode(b, sizeof b, HURRAY_E_TRUNCATED, NULL);
 }
 
@@ -992,24 +967,24 @@ static void test_HR_DESC_5_lengths_that_lie(void **state) {
     uint8_t b[sizeof golden + 16];
     for (uint32_t len = 40; len < 72; len += 8) {
         memcpy(b, golden, sizeof golden);
-        wr_u32(b + 8, len);
+        test_put_u32(b + 8, len);
         expect_decode(b, sizeof golden, HURRAY_E_LENGTH, NULL);
         expect_decode(b, len, HURRAY_E_LENGTH, NULL);
     }
     memset(b, 0, sizeof b);
     memcpy(b, golden, sizeof golden);
-    wr_u32(b + 8, 80);
+    test_put_u32(b + 8, 80);
     expect_decode(b, 80, HURRAY_E_LENGTH, "encoded_len");
     expect_decode(b, 79, HURRAY_E_TRUNCATED, NULL);
 
     /* param_length past the end, and not the layout's exact length. */
     memcpy(b, golden, sizeof golden);
-    wr_u32(b + 64, 8);
+    test_put_u32(b + 64, 8);
     expect_decode(b, sizeof golden, HURRAY_E_LENGTH, "layout");
-    wr_u32(b + 64, 0xFFFFFFFFu);
+    test_put_u32(b + 64, 0xFFFFFFFFu);
     expect_decode(b, sizeof golden, HURRAY_E_LENGTH, "layout");
-    wr_u32(b + 8, 80);
-    wr_u32(b + 64, 8); /* 8 bytes of row_major parameters: it has none */
+    test_put_u32(b + 8, 80);
+    test_put_u32(b + 64, 8); /* 8 bytes of row_major parameters: it has none */
     memset(b + 72, 0, 8);
     expect_decode(b, 80, HURRAY_E_LENGTH, "layout");
 }
@@ -1024,21 +999,21 @@ static void test_HR_DESC_5_section_lengths_that_lie(void **state) {
     assert_non_null(b);
     /* statistics: exact length 32 */
     memcpy(b, buf, n);
-    wr_u32(b + s0 + 4, 24);
+    test_put_u32(b + s0 + 4, 24);
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[0]");
-    wr_u32(b + s0 + 4, 40);
+    test_put_u32(b + s0 + 4, 40);
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[0]");
-    wr_u32(b + s0 + 4, 0x7FFFFFFFu);
+    test_put_u32(b + s0 + 4, 0x7FFFFFFFu);
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[0]");
     /* the last section's payload past encoded_len */
     memcpy(b, buf, n);
-    wr_u32(b + s3 + 4, 17);
+    test_put_u32(b + s3 + 4, 17);
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[3]");
-    wr_u32(b + s3 + 4, 24);
+    test_put_u32(b + s3 + 4, 24);
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[3]");
     /* an unknown section shortened: the bytes after it are not a section */
     memcpy(b, buf, n);
-    wr_u32(b + s2 + 4, 8); /* eats the next header; payload text is read as one */
+    test_put_u32(b + s2 + 4, 8); /* eats the next header; payload text is read as one */
     expect_decode(b, n, HURRAY_E_SECTION_ORDER, "sections[3].type");
     /* section_count larger than what is there: header does not fit */
     memcpy(b, buf, n);
@@ -1132,8 +1107,8 @@ static void expect_shape(uint8_t dtype, uint64_t s0, uint64_t s1, int code, cons
     uint8_t b[sizeof golden];
     memcpy(b, golden, sizeof b);
     b[16] = dtype;
-    wr_u64(b + 32, s0);
-    wr_u64(b + 40, s1);
+    test_put_u64(b + 32, s0);
+    test_put_u64(b + 40, s1);
     expect_decode(b, sizeof b, code, field);
 }
 
@@ -1148,10 +1123,10 @@ static void test_HR_SHAPE_1_extent_range(void **state) {
     /* Extents in order: shape[0]'s RANGE before shape[1] is read past encoded_len. */
     uint8_t b[sizeof golden];
     memcpy(b, golden, sizeof b);
-    wr_u32(b + 8, 40);
-    wr_u64(b + 32, big);
+    test_put_u32(b + 8, 40);
+    test_put_u64(b + 32, big);
     expect_decode(b, sizeof b, HURRAY_E_RANGE, "shape[0]");
-    wr_u64(b + 32, 2);
+    test_put_u64(b + 32, 2);
     expect_decode(b, sizeof b, HURRAY_E_LENGTH, "shape[1]");
 }
 
@@ -1266,7 +1241,7 @@ static void test_HR_BUF_2_empty_buffer_alignment(void **state) {
     uint8_t buf[BUF_CAP];
     size_t n = build_encoded(find_entry("b_zero_dims"), buf, sizeof buf);
     size_t e = off_buffers(buf);
-    assert_int_equal(rd_u64(buf + e), 0);
+    assert_int_equal(test_get_u64(buf + e), 0);
     assert_int_equal(buf[e + 8], 0);
     buf[e + 8] = 1;
     expect_decode(buf, n, HURRAY_E_ALIGNMENT, "buffers[0].alignment_log2");
@@ -1280,7 +1255,7 @@ static void test_HR_LIMIT_1_max_buffer_bytes(void **state) {
     struct hurray_limits lim;
     struct hurray_error err;
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 38});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 38});
     test_fill_buffers(d, 64);
     assert_int_equal(d->buffers[0].size, UINT64_C(1) << 40);
     /* A writer is bound by the format, not by a reader's default limit. */
@@ -1294,7 +1269,7 @@ static void test_HR_LIMIT_1_max_buffer_bytes(void **state) {
     assert_status(decode_status(buf, n, &lim, &err), HURRAY_E_LIMIT);
     desc_free(d);
     /* Exactly the default limit is accepted. */
-    d = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 34});
+    d = test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){UINT64_C(1) << 34});
     test_fill_buffers(d, 64);
     n = encode_ok(d, buf, sizeof buf);
     expect_decode(buf, n, HURRAY_OK, NULL);
@@ -1314,7 +1289,7 @@ static void test_HR_DESC_5_step8_layout_block(void **state) {
     /* Padding after parameters whose length is not a multiple of 8. */
     size_t n = build_encoded(find_entry("b_private_layout"), buf, sizeof buf);
     size_t p = off_params(buf);
-    assert_int_equal(rd_u32(buf + off_layout(buf)), 19);
+    assert_int_equal(test_get_u32(buf + off_layout(buf)), 19);
     for (size_t at = p + 19; at < p + 24; at++) {
         buf[at] = 0x10;
         expect_decode(buf, n, HURRAY_E_RESERVED_NONZERO, "layout.padding");
@@ -1328,9 +1303,9 @@ static void test_HR_DESC_5_step8_layout_block(void **state) {
     }
     expect_decode(buf, n, HURRAY_OK, NULL);
     /* param_length one short: the last parameter byte is read as padding. */
-    wr_u32(buf + off_layout(buf), 18);
+    test_put_u32(buf + off_layout(buf), 18);
     expect_decode(buf, n, HURRAY_E_RESERVED_NONZERO, "layout.padding");
-    wr_u32(buf + off_layout(buf), 24);
+    test_put_u32(buf + off_layout(buf), 24);
     expect_decode(buf, n, HURRAY_OK, NULL); /* 24 bytes of private params, zero padding */
     n = build_encoded(find_entry("b_unknown_layout"), buf, sizeof buf);
     p = off_params(buf);
@@ -1364,9 +1339,9 @@ static void test_HR_LAYOUT_30_composite_params(void **state) {
         expect_decode(buf, n, cases[i].code, "layout");
         buf[p + cases[i].at] = old;
     }
-    wr_u32(buf + p + 4, 0);
+    test_put_u32(buf + p + 4, 0);
     expect_decode(buf, n, HURRAY_E_CONSTRAINT, "layout.member_count");
-    wr_u32(buf + p + 4, 65537);
+    test_put_u32(buf + p + 4, 65537);
     expect_decode(buf, n, HURRAY_E_LIMIT, "layout.member_count");
     hurray_limits_default(&lim);
     lim.max_composite_members = 70000;
@@ -1400,9 +1375,9 @@ static void test_HR_DESC_5_param_constraints_after_structure(void **state) {
         size_t n = encode_ok(d, buf, sizeof buf);
         size_t p = off_params(buf), s0 = off_section(buf, 0);
         if (i == 0)
-            wr_u64(buf + p, 0); /* tile_shape[0] = 0 */
+            test_put_u64(buf + p, 0); /* tile_shape[0] = 0 */
         else
-            wr_u32(buf + p + 4, 0); /* member_count = 0 */
+            test_put_u32(buf + p + 4, 0); /* member_count = 0 */
         buf[s0 + 8 + 5] = 1; /* padding of the unknown section */
         expect_decode(buf, n, HURRAY_E_RESERVED_NONZERO, "sections[0].padding");
         buf[s0 + 8 + 5] = 0;
@@ -1553,7 +1528,7 @@ static void test_HR_SECT_payload_reserved_and_padding(void **state) {
     /* An empty quantization payload: the scheme byte is past the section. */
     n = build_encoded(find_entry("b_q_per_tensor"), buf, sizeof buf);
     q = off_section(buf, 0);
-    wr_u32(buf + q + 4, 0);
+    test_put_u32(buf + q + 4, 0);
     expect_decode(buf, n, HURRAY_E_LENGTH, NULL);
 }
 
@@ -1642,10 +1617,10 @@ static void test_HR_DESC_5_decoding_order_pairs(void **state) {
     uint8_t b[sizeof golden + 8];
     memset(b, 0, sizeof b);
     memcpy(b, golden, sizeof golden);
-    wr_u32(b + 8, sizeof b);
+    test_put_u32(b + 8, sizeof b);
     b[48] = 23;
     expect_decode(b, sizeof b, HURRAY_E_LENGTH, "encoded_len");
-    wr_u32(b + 8, sizeof golden);
+    test_put_u32(b + 8, sizeof golden);
     expect_decode(b, sizeof b, HURRAY_E_BUFFER_SIZE, "buffers[0].size");
 }
 
@@ -1679,7 +1654,7 @@ static void test_HR_DESC_5_section_step_order(void **state) {
     expect_decode(b, n, HURRAY_E_RESERVED_NONZERO, "sections[1].reserved");
     /* must_understand + length past the end: UNSUPPORTED */
     b[s1 + 3] = 0;
-    wr_u32(b + s1 + 4, 0xFFFFFF);
+    test_put_u32(b + s1 + 4, 0xFFFFFF);
     expect_decode(b, n, HURRAY_E_UNSUPPORTED, "sections[1].flags");
     /* length past the end + padding: LENGTH */
     b[s1 + 1] = 0;
@@ -1688,7 +1663,7 @@ static void test_HR_DESC_5_section_step_order(void **state) {
     /* statistics: exact length before its payload's reserved bytes */
     memcpy(b, buf, n);
     size_t s0 = off_section(buf, 0);
-    wr_u32(b + s0 + 4, 31);
+    test_put_u32(b + s0 + 4, 31);
     b[s0 + 9] = 1;
     expect_decode(b, n, HURRAY_E_LENGTH, "sections[0].length");
     /* payload reserved byte + padding: payload first */
@@ -1741,7 +1716,7 @@ static void test_HR_BUF_9_tier1_buffer_count(void **state) {
     uint8_t b[sizeof golden];
     memcpy(b, golden, sizeof b);
     b[21] = 0;
-    wr_u32(b + 8, 56);
+    test_put_u32(b + 8, 56);
     memmove(b + 48, b + 64, 8);
     expect_decode(b, 56, HURRAY_E_BUFFER_COUNT, "buffer_count");
 }
@@ -1775,7 +1750,7 @@ static void test_HR_BUF_11_coo_not_reinterpreted(void **state) {
     (void)state;
     struct hurray_error err;
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){4, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){4, 4});
     d->layout.nnz = 4;
     test_set_buffer_count(d, 2);
     test_set_buffer(d, 0, 8);
@@ -2151,7 +2126,7 @@ static void test_HR_DESC_7_copy_is_deep(void **state) {
     memcpy(data, ext_bytes, 32);
     memcpy(data + 32, ext_bytes, 32);
     struct hurray_descriptor *src = build(find_entry("b_everything_opaque"));
-    struct hurray_descriptor *dst = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *dst = test_desc_new(0, 0, 0, NULL);
     /* src borrows bytes the test frees after the copy (borrowed views). */
     struct hurray_opaque_section recs[2];
     memcpy(recs, src->opaque, sizeof recs);
@@ -2168,7 +2143,7 @@ static void test_HR_DESC_7_copy_is_deep(void **state) {
     recs[1].data = ext_bytes;
     assert_true(hurray_descriptor_equal(dst, src));
     /* Copy of a copy, then into a descriptor that already owns bytes. */
-    struct hurray_descriptor *third = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *third = test_desc_new(0, 0, 0, NULL);
     assert_status(hurray_descriptor_copy(third, dst, NULL, &err), HURRAY_OK);
     assert_status(hurray_descriptor_copy(dst, third, test_alloc_get(&ta), &err), HURRAY_OK);
     assert_int_equal(ta.live_allocs, 1);
@@ -2211,7 +2186,7 @@ struct sweep_state {
 
 static int decode_body(const struct hurray_allocator *a, void *vs) {
     struct sweep_state *s = vs;
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_decode_options opt = {NULL, a};
     struct hurray_error err;
     int st = hurray_descriptor_decode(s->src, s->len, &opt, d, NULL, &err);
@@ -2229,7 +2204,7 @@ static int decode_body(const struct hurray_allocator *a, void *vs) {
 
 static int copy_body(const struct hurray_allocator *a, void *vs) {
     struct sweep_state *s = vs;
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     struct hurray_error err;
     int st = hurray_descriptor_copy(d, s->want, a, &err);
     if (st == HURRAY_OK) assert_true(hurray_descriptor_equal(d, s->want));
@@ -2243,7 +2218,7 @@ static void test_HR_LIMIT_nomem_every_allocation(void **state) {
     static uint8_t buf[BUF_CAP];
     for (size_t e = 0; e < CATALOGUE_COUNT; e++) {
         /* an owning copy: its section records are in its block, as a decoded one's are */
-        struct hurray_descriptor *built = build(e), *d = desc_new(0, 0, 0, NULL);
+        struct hurray_descriptor *built = build(e), *d = test_desc_new(0, 0, 0, NULL);
         struct hurray_error err;
         assert_status(hurray_descriptor_copy(d, built, NULL, &err), HURRAY_OK);
         desc_free(built);
@@ -2284,7 +2259,7 @@ static void mutate_and_check(const uint8_t *valid, size_t n, size_t pos, uint8_t
 static void test_HR_DESC_6_mutations_are_canonical_or_refused(void **state) {
     (void)state;
     static uint8_t valid[BUF_CAP];
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     for (size_t e = 0; e < CATALOGUE_COUNT; e++) {
         size_t n = build_encoded(e, valid, sizeof valid);
         uint8_t *scratch = malloc(n); /* exact size: over-reads are caught */

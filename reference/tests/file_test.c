@@ -33,34 +33,9 @@
 
 /* ==== little helpers ========================================================== */
 
-static uint64_t get_u64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
-    return v;
-}
-static uint32_t get_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
-static void put_u32(uint8_t *p, uint32_t v) {
-    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
-}
 static uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* ==== descriptors and items ===================================================== */
-
-static struct hurray_descriptor *desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
-                                          const uint64_t *shape) {
-    struct hurray_descriptor *d = malloc(sizeof *d);
-    assert_non_null(d);
-    hurray_descriptor_init(d);
-    d->dtype = dtype;
-    d->layout.tag = layout;
-    test_set_shape(d, rank, shape);
-    return d;
-}
 
 static void quant_init(struct hurray_quant *q, uint8_t scheme) {
     memset(q, 0, sizeof *q);
@@ -76,12 +51,12 @@ static struct hurray_descriptor *catalogue(unsigned k) {
     struct hurray_descriptor *d = NULL;
     struct test_layout t;
     switch (k) {
-    case 0: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
-    case 1: return desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
-    case 2: return desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){5, 7});
-    case 3: return desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
+    case 0: return test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 0, NULL);
+    case 1: return test_desc_new(HURRAY_DTYPE_INT16, HURRAY_LAYOUT_ROW_MAJOR, 3, (uint64_t[]){2, 3, 4});
+    case 2: return test_desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){5, 7});
+    case 3: return test_desc_new(HURRAY_DTYPE_INT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){3, 5});
     case 4:
-        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){3, 4});
         test_layout_edit(&t, d);
         t.strides[0] = -4;
         t.strides[1] = 1;
@@ -89,7 +64,7 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         d->byte_offset = 32;
         return d;
     case 5:
-        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_TILED, 2, (uint64_t[]){4, 6});
         test_layout_edit(&t, d);
         t.tile_shape[0] = 2;
         t.tile_shape[1] = 3;
@@ -99,22 +74,22 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         t.inner_strides[1] = 1;
         test_layout_apply(&t, d);
         return d;
-    case 6: return desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
-    case 7: return desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
+    case 6: return test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_MORTON, 2, (uint64_t[]){4, 8});
+    case 7: return test_desc_new(HURRAY_DTYPE_BFLOAT16, HURRAY_LAYOUT_HILBERT, 2, (uint64_t[]){8, 8});
     case 8:
-        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){10, 10});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COO, 2, (uint64_t[]){10, 10});
         d->layout.nnz = 5;
         return d;
     case 9:
-        d = desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){4, 5});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT64, HURRAY_LAYOUT_CSR, 2, (uint64_t[]){4, 5});
         d->layout.nnz = 6;
         return d;
     case 10:
-        d = desc_new(HURRAY_DTYPE_INT32, HURRAY_LAYOUT_CSC, 2, (uint64_t[]){4, 5});
+        d = test_desc_new(HURRAY_DTYPE_INT32, HURRAY_LAYOUT_CSC, 2, (uint64_t[]){4, 5});
         d->layout.nnz = 6;
         return d;
     case 11:
-        d = desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
+        d = test_desc_new(HURRAY_DTYPE_INT64, HURRAY_LAYOUT_CSF, 3, (uint64_t[]){2, 3, 4});
         test_layout_edit(&t, d);
         t.l.nnz = 6;
         t.fiber_counts[0] = 2;
@@ -123,14 +98,14 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_layout_apply(&t, d);
         return d;
     case 12:
-        d = desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT16, HURRAY_LAYOUT_BLOCK_PAGED, 3, (uint64_t[]){2, 16, 4});
         d->layout.page_size = 4;
         d->layout.num_pages = 6;
         d->layout.num_seqs = 2;
         d->layout.num_blocks = 5;
         return d;
     case 13:
-        d = desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT32, 0xF3, 2, (uint64_t[]){3, 3});
         test_layout_edit(&t, d);
         t.l.extension_layout_id = 0xDEADBEEFu;
         t.l.opaque = ext_bytes;
@@ -141,7 +116,7 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_set_buffer(d, 1, 0);
         return d;
     case 14:
-        d = desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
+        d = test_desc_new(HURRAY_DTYPE_INT32, 0x07, 1, (uint64_t[]){9});
         test_layout_edit(&t, d);
         t.l.opaque = ext_bytes;
         t.l.opaque_len = 13;
@@ -149,15 +124,15 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_set_buffer_count(d, 1);
         test_set_buffer(d, 0, 36);
         return d;
-    case 15: return desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
+    case 15: return test_desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
     case 16:
-        d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+        d = test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
         quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
         test_quant(d)->scale = 0.25;
         test_quant(d)->zero_point = -3;
         return d;
     case 17:
-        d = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
+        d = test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
         quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
         test_quant(d)->axis = 1;
         test_quant(d)->scale_buffer = 1;
@@ -166,7 +141,7 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
         return d;
     case 18:
-        d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
+        d = test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
         quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
         test_quant(d)->axis = 1;
         test_quant(d)->scale_buffer = 1;
@@ -176,7 +151,7 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_quant(d)->block_size = 32;
         return d;
     case 19:
-        d = desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
+        d = test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
         quant_init(test_quant(d), HURRAY_QUANT_NF4);
         test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
         test_quant(d)->absmax_buffer = 1;
@@ -187,14 +162,14 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_quant(d)->nested_offset = 0.125f;
         return d;
     case 20:
-        d = desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
         quant_init(test_quant(d), HURRAY_QUANT_MX);
         test_quant(d)->axis = 1;
         test_quant(d)->scale_buffer = 1;
         test_quant(d)->block_size = 32;
         return d;
     case 21:
-        d = desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
         quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
         test_quant(d)->axis = 1;
         test_quant(d)->scale_buffer = 1;
@@ -210,13 +185,13 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
         return d;
     case 23:
-        d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
+        d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){4});
         test_statistics(d)->flags = HURRAY_STATS_HAS_MIN_MAX | HURRAY_STATS_HAS_NAN_COUNT;
         test_statistics(d)->min = -1.5;
         test_statistics(d)->max = 2.0;
         test_statistics(d)->nan_count = 1;
         return d;
-    case 24: return desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
+    case 24: return test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){0, 5});
     default: return NULL;
     }
 }
@@ -266,7 +241,7 @@ static struct hurray_item *composite_item(struct hurray_descriptor *head,
 
 static struct hurray_descriptor *head_new(uint8_t rule, uint8_t combine, uint32_t n,
                                           unsigned rank, const uint64_t *shape) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE, rank,
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_COMPOSITE, rank,
                                            shape);
     d->layout.rule = rule;
     d->layout.combine = combine;
@@ -277,7 +252,7 @@ static struct hurray_descriptor *head_new(uint8_t rule, uint8_t combine, uint32_
 /* A float32 member of `shape` with a shard box in [4, 4]. */
 static struct hurray_item *box_member(const uint64_t *shape, const uint64_t *offset,
                                       uint32_t index, uint32_t count, unsigned seed) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape);
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, shape);
     struct hurray_shard s = {index, count, (const uint64_t[]){4, 4}, offset};
     struct hurray_error err;
     assert_status(hurray_descriptor_set_shard(d, &s, &err), HURRAY_OK);
@@ -298,7 +273,7 @@ static struct hurray_item *partition_item(void) {
 /* A [4, 4] overlay: a base and one [2, 2] correction at (1, 1); roles derived. */
 static struct hurray_item *overlay_item(void) {
     struct hurray_descriptor *base =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
     test_fill_buffers(base, 40);
     struct hurray_item *m[2] = {tensor_item(base, 60),
                                 box_member((uint64_t[]){2, 2}, (uint64_t[]){1, 1}, 0, 1, 61)};
@@ -311,7 +286,7 @@ static struct hurray_item *overlay_item(void) {
 
 /* A group of an int8 tensor and a partition: nested composites. */
 static struct hurray_item *group_item(void) {
-    struct hurray_descriptor *t = desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *t = test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                            (uint64_t[]){3});
     test_fill_buffers(t, 40);
     struct hurray_item *m[2] = {tensor_item(t, 70), partition_item()};
@@ -401,8 +376,8 @@ static struct loc locate(const uint8_t *img, size_t i) {
     for (size_t k = 0;; k++) {
         l.entry = pos;
         l.name = pos + 8;
-        l.desc = l.name + (size_t)up(get_u32(img + pos), 8);
-        l.desc_len = get_u32(img + l.desc + 8);
+        l.desc = l.name + (size_t)up(test_get_u32(img + pos), 8);
+        l.desc_len = test_get_u32(img + l.desc + 8);
         l.offsets = l.desc + l.desc_len;
         l.end = l.offsets + 8u * img[l.desc + 21];
         if (k == i) return l;
@@ -432,7 +407,7 @@ static uint8_t *raw_file(const struct raw_entry *e, size_t n, const uint8_t *kv,
             const uint8_t *t = d + 32 + 8 * rank + 16 * b;
             uint64_t a = (uint64_t)1 << t[8];
             offs[i][b] = up(pos, a > 64 ? a : 64);
-            pos = offs[i][b] + get_u64(t);
+            pos = offs[i][b] + test_get_u64(t);
         }
     }
     uint64_t meta_end = 64 + index_len + kv_len, data_off = up(meta_end, 4096);
@@ -441,19 +416,19 @@ static uint8_t *raw_file(const struct raw_entry *e, size_t n, const uint8_t *kv,
     assert_non_null(f);
     memcpy(f, "HRRYFILE", 8);
     f[8] = 1;
-    put_u64(f + 16, 64);
-    put_u64(f + 24, index_len);
-    put_u64(f + 32, kv_len ? 64 + index_len : 0);
-    put_u64(f + 40, kv_len);
-    put_u64(f + 48, data_off);
-    put_u64(f + 56, data_len);
+    test_put_u64(f + 16, 64);
+    test_put_u64(f + 24, index_len);
+    test_put_u64(f + 32, kv_len ? 64 + index_len : 0);
+    test_put_u64(f + 40, kv_len);
+    test_put_u64(f + 48, data_off);
+    test_put_u64(f + 56, data_len);
     size_t at = 64;
-    put_u64(f + at, n);
+    test_put_u64(f + at, n);
     at += 8;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *d = e[i].desc;
         unsigned rank = d[20], bc = d[21];
-        put_u32(f + at, (uint32_t)strlen(e[i].name));
+        test_put_u32(f + at, (uint32_t)strlen(e[i].name));
         f[at + 4] = e[i].kind;
         memcpy(f + at + 8, e[i].name, strlen(e[i].name));
         at += 8 + (size_t)up(strlen(e[i].name), 8);
@@ -461,8 +436,8 @@ static uint8_t *raw_file(const struct raw_entry *e, size_t n, const uint8_t *kv,
         at += e[i].desc_len;
         for (unsigned b = 0; b < bc; b++, at += 8) {
             const uint8_t *t = d + 32 + 8 * rank + 16 * b;
-            put_u64(f + at, offs[i][b]);
-            for (uint64_t k = 0; k < get_u64(t); k++)
+            test_put_u64(f + at, offs[i][b]);
+            for (uint64_t k = 0; k < test_get_u64(t); k++)
                 f[data_off + offs[i][b] + k] = pattern((unsigned)(i + b), k);
         }
     }
@@ -521,7 +496,7 @@ static void std_free(struct std_file *s) {
 static void test_HR_FILE_1_worked_example(void **state) {
     (void)state;
     struct hurray_descriptor *d =
-        desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
+        test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 3});
     test_set_buffer_count(d, 1);
     test_set_buffer(d, 0, 24);
     struct hurray_item *it = tensor_item(d, 0);
@@ -569,7 +544,7 @@ static void test_HR_FILE_1_worked_example(void **state) {
     uint8_t *g = malloc(len + 1);
     assert_non_null(g);
     memcpy(g, f, len);
-    put_u64(g + 48, 8192);
+    test_put_u64(g + 48, 8192);
     expect_open(g, len, NULL, HURRAY_E_OFFSET, "header.data_offset");
     memcpy(g, f, len);
     g[len] = 0;
@@ -704,7 +679,7 @@ static void test_HR_FILE_3_composites(void **state) {
     assert_items_equal(ov, o);
     assert_int_equal(o->members[0]->descriptor->role, HURRAY_ROLE_BASE);
     assert_int_equal(o->members[1]->descriptor->role, HURRAY_ROLE_CORRECTION);
-    struct hurray_descriptor *d = desc_new(0, 0, 0, NULL);
+    struct hurray_descriptor *d = test_desc_new(0, 0, 0, NULL);
     assert_status(hurray_file_entry_descriptor(file, 4, d, &err), HURRAY_OK);
     assert_true(hurray_descriptor_equal(d, s.items[2]->members[1]->descriptor));
     hurray_descriptor_reset(d);
@@ -743,7 +718,7 @@ static void test_HR_FILE_4_kv_section(void **state) {
     /* inside a file, a KV read past kv_length is LENGTH (the file is complete) */
     uint8_t *b = malloc(s.len);
     assert_non_null(b);
-    size_t kv_at = (size_t)get_u64(s.bytes + 32);
+    size_t kv_at = (size_t)test_get_u64(s.bytes + 32);
     memcpy(b, s.bytes, s.len);
     b[kv_at] = 3; /* entry_count 3 */
     expect_open(b, s.len, NULL, HURRAY_E_LENGTH, "kv/");
@@ -985,7 +960,7 @@ static void test_HR_FILE_6_every_prefix_is_truncated(void **state) {
 static void patch_u64(const struct std_file *s, size_t at, uint64_t v, const struct hurray_limits *lim,
                       int code, const char *field) {
     uint8_t *b = dup_bytes(s->bytes, s->len);
-    put_u64(b + at, v);
+    test_put_u64(b + at, v);
     expect_open(b, s->len, lim, code, field);
     free(b);
 }
@@ -1002,9 +977,9 @@ static void test_HR_FILE_4_header_lies(void **state) {
     (void)state;
     struct std_file s;
     std_make(&s);
-    const uint64_t il = get_u64(s.bytes + 24), kvo = get_u64(s.bytes + 32),
-                   kvl = get_u64(s.bytes + 40), dof = get_u64(s.bytes + 48),
-                   dl = get_u64(s.bytes + 56);
+    const uint64_t il = test_get_u64(s.bytes + 24), kvo = test_get_u64(s.bytes + 32),
+                   kvl = test_get_u64(s.bytes + 40), dof = test_get_u64(s.bytes + 48),
+                   dl = test_get_u64(s.bytes + 56);
     assert_int_equal(kvo, 64 + il);
     assert_int_equal(dof, 4096);
     struct hurray_limits lim;
@@ -1030,16 +1005,16 @@ static void test_HR_FILE_4_header_lies(void **state) {
     lim.max_kv_bytes = UINT64_MAX;
     {
         uint8_t *b = dup_bytes(s.bytes, s.len);
-        put_u64(b + 24, UINT64_C(1) << 63);
-        put_u64(b + 32, 64 + (UINT64_C(1) << 63));
-        put_u64(b + 40, (UINT64_C(1) << 63) - 8);
+        test_put_u64(b + 24, UINT64_C(1) << 63);
+        test_put_u64(b + 32, 64 + (UINT64_C(1) << 63));
+        test_put_u64(b + 40, (UINT64_C(1) << 63) - 8);
         expect_open(b, s.len, &lim, HURRAY_E_OVERFLOW, "header.kv_length");
-        put_u64(b + 40, 16);
-        put_u64(b + 48, 0);
+        test_put_u64(b + 40, 16);
+        test_put_u64(b + 48, 0);
         expect_open(b, s.len, &lim, HURRAY_E_OFFSET, "header.data_offset");
-        put_u64(b + 24, UINT64_MAX - 127);
-        put_u64(b + 32, 0);
-        put_u64(b + 40, 0);
+        test_put_u64(b + 24, UINT64_MAX - 127);
+        test_put_u64(b + 32, 0);
+        test_put_u64(b + 40, 0);
         expect_open(b, s.len, &lim, HURRAY_E_OVERFLOW, "header.data_offset");
         free(b);
     }
@@ -1054,9 +1029,9 @@ static void test_HR_FILE_4_header_lies(void **state) {
     {
         /* index and data both moved on by a page: consistent, but past EOF */
         uint8_t *b = dup_bytes(s.bytes, s.len);
-        put_u64(b + 24, il + 4096);
-        put_u64(b + 32, kvo + 4096);
-        put_u64(b + 48, dof + 4096);
+        test_put_u64(b + 24, il + 4096);
+        test_put_u64(b + 32, kvo + 4096);
+        test_put_u64(b + 48, dof + 4096);
         expect_open(b, s.len, NULL, HURRAY_E_TRUNCATED, "file");
         free(b);
     }
@@ -1071,12 +1046,12 @@ static void test_HR_FILE_2_buffer_placement(void **state) {
     struct std_file s;
     std_make(&s);
     struct loc a = locate(s.bytes, 0), q = locate(s.bytes, 1), last = locate(s.bytes, 6);
-    const uint64_t dof = get_u64(s.bytes + 48), dl = get_u64(s.bytes + 56);
-    assert_int_equal(get_u64(s.bytes + a.offsets), 0);
-    assert_int_equal(get_u64(s.bytes + q.offsets), 64);
-    assert_int_equal(get_u64(s.bytes + q.offsets + 8), 128);
-    assert_int_equal(get_u64(s.bytes + q.offsets + 16), 192);
-    uint64_t last_off = get_u64(s.bytes + last.offsets);
+    const uint64_t dof = test_get_u64(s.bytes + 48), dl = test_get_u64(s.bytes + 56);
+    assert_int_equal(test_get_u64(s.bytes + a.offsets), 0);
+    assert_int_equal(test_get_u64(s.bytes + q.offsets), 64);
+    assert_int_equal(test_get_u64(s.bytes + q.offsets + 8), 128);
+    assert_int_equal(test_get_u64(s.bytes + q.offsets + 16), 192);
+    uint64_t last_off = test_get_u64(s.bytes + last.offsets);
     assert_int_equal(dl, up(last_off + 32, 64));
     patch_u64(&s, q.offsets + 8, 64, NULL, HURRAY_E_OVERLAP, "index[1].buffers[1]");
     patch_u64(&s, q.offsets, 0, NULL, HURRAY_E_OVERLAP, "index[1].buffers[0]");
@@ -1085,7 +1060,7 @@ static void test_HR_FILE_2_buffer_placement(void **state) {
     patch_u64(&s, q.offsets + 16, 256, NULL, HURRAY_E_OFFSET, "index[1].buffers[2]");
     /* the last buffer's size grows past the data region (tier 2 allows larger) */
     size_t size_at = last.desc + 32 + 8 * 2;
-    assert_int_equal(get_u64(s.bytes + size_at), 32);
+    assert_int_equal(test_get_u64(s.bytes + size_at), 32);
     patch_u64(&s, size_at, 1u << 20, NULL, HURRAY_E_OFFSET, "index[6].buffers[0]");
     struct hurray_limits lim;
     hurray_limits_default(&lim);
@@ -1099,7 +1074,7 @@ static void test_HR_FILE_2_buffer_placement(void **state) {
     patch_u8(&s, dof + 47, 0xEE, NULL, HURRAY_OK, NULL); /* data bytes are data */
     /* data_length one block longer than the buffers need (and the file with it) */
     uint8_t *b = dup_bytes(s.bytes, s.len);
-    put_u64(b + 56, dl + 64);
+    test_put_u64(b + 56, dl + 64);
     expect_open(b, s.len + 64, NULL, HURRAY_E_LENGTH, "header.data_length");
     free(b);
     std_free(&s);
@@ -1126,9 +1101,9 @@ static void test_HR_FILE_5_entry_rules(void **state) {
     patch_u8(&s, a.entry, 0, NULL, HURRAY_E_CONSTRAINT, "index[0].name_length");
     {
         uint8_t *b = dup_bytes(s.bytes, s.len);
-        put_u32(b + a.entry, 0x10000);
+        test_put_u32(b + a.entry, 0x10000);
         expect_open(b, s.len, NULL, HURRAY_E_LIMIT, "index[0].name_length");
-        put_u32(b + a.entry, 65535); /* the format maximum, crossing the index end */
+        test_put_u32(b + a.entry, 65535); /* the format maximum, crossing the index end */
         hurray_limits_default(&lim);
         lim.max_name_bytes = UINT32_MAX; /* clamped to 65535 */
         expect_open(b, s.len, &lim, HURRAY_E_LENGTH, "index[0].name");
@@ -1221,7 +1196,7 @@ static void test_HR_FILE_3_member_names_and_trees(void **state) {
     patch_u8(&s, g0.name, 'h', NULL, HURRAY_E_CONSTRAINT, "index[3].name");
     /* the head's member_count (u32 at params + 4; rank 1, no buffers) */
     size_t mc = g.desc + 32 + 8 + 8 + 4;
-    assert_int_equal(get_u32(s.bytes + mc), 2);
+    assert_int_equal(test_get_u32(s.bytes + mc), 2);
     patch_u8(&s, mc, 3, NULL, HURRAY_E_CONSTRAINT, "index[2].descriptor"); /* index ends first */
     /* one member: "g.1" is then a top-level partition of its own, and valid */
     patch_u8(&s, mc, 1, NULL, HURRAY_OK, NULL);
@@ -1291,7 +1266,7 @@ static void test_HR_FILE_6_mutations_are_canonical_or_refused(void **state) {
     struct std_file s;
     std_make(&s);
     static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x40, 0x80, 0xFF};
-    uint64_t meta_end = get_u64(s.bytes + 32) + get_u64(s.bytes + 40);
+    uint64_t meta_end = test_get_u64(s.bytes + 32) + test_get_u64(s.bytes + 40);
     uint8_t *b = dup_bytes(s.bytes, s.len);
     unsigned accepted = 0;
     for (size_t at = 0; at < meta_end + 16; at++) {
@@ -1514,7 +1489,7 @@ static uint64_t sparse_file(const char *path, const struct raw_entry *e, size_t 
             const uint8_t *t = d + 32 + 8 * rank + 16 * b;
             uint64_t a = (uint64_t)1 << t[8];
             offs[i][b] = up(pos, a > 64 ? a : 64);
-            pos = offs[i][b] + get_u64(t);
+            pos = offs[i][b] + test_get_u64(t);
         }
     }
     uint64_t doff = up(64 + index_len, 4096), total = doff + up(pos, 64);
@@ -1522,21 +1497,21 @@ static uint64_t sparse_file(const char *path, const struct raw_entry *e, size_t 
     assert_non_null(m);
     memcpy(m, "HRRYFILE", 8);
     m[8] = 1;
-    put_u64(m + 16, 64);
-    put_u64(m + 24, index_len);
-    put_u64(m + 48, doff);
-    put_u64(m + 56, up(pos, 64));
+    test_put_u64(m + 16, 64);
+    test_put_u64(m + 24, index_len);
+    test_put_u64(m + 48, doff);
+    test_put_u64(m + 56, up(pos, 64));
     size_t at = 72;
-    put_u64(m + 64, n);
+    test_put_u64(m + 64, n);
     for (size_t i = 0; i < n; i++) {
         size_t nl = strlen(e[i].name);
-        put_u32(m + at, (uint32_t)nl);
+        test_put_u32(m + at, (uint32_t)nl);
         m[at + 4] = e[i].kind;
         memcpy(m + at + 8, e[i].name, nl);
         at += 8 + (size_t)up(nl, 8);
         memcpy(m + at, e[i].desc, e[i].desc_len);
         at += e[i].desc_len;
-        for (unsigned b = 0; b < e[i].desc[21]; b++, at += 8) put_u64(m + at, offs[i][b]);
+        for (unsigned b = 0; b < e[i].desc[21]; b++, at += 8) test_put_u64(m + at, offs[i][b]);
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(fd >= 0);
@@ -1553,7 +1528,7 @@ static uint64_t sparse_file(const char *path, const struct raw_entry *e, size_t 
 }
 
 static size_t uint8_vector_desc(uint64_t n, uint8_t *buf, size_t cap) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                            (uint64_t[]){n});
     test_fill_buffers(d, 0);
     size_t len = encode_desc(d, buf, cap);
@@ -1589,7 +1564,7 @@ static const float small_values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 static uint64_t one_gib_file(const char *path) {
     static uint8_t big[256], small[256];
     uint64_t doff = 0;
-    struct hurray_descriptor *sd = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *sd = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                             (uint64_t[]){8});
     test_fill_buffers(sd, 0);
     struct raw_entry re[2] = {
@@ -1649,7 +1624,7 @@ static void test_HR_FILE_9_bad_index_of_a_2GiB_file(void **state) {
     /* the buffer's offset: 64 instead of 0 (OFFSET, step 5) */
     int fd = open(path, O_WRONLY);
     uint8_t o[8];
-    put_u64(o, 64);
+    test_put_u64(o, 64);
     assert_int_equal(pwrite(fd, o, 8, (off_t)(72 + 8 + 8 + re.desc_len)), 8); /* hdr, "big" */
     close(fd);
     for (int mode = HURRAY_FILE_COPY; mode <= HURRAY_FILE_MMAP; mode++) {
@@ -1667,9 +1642,9 @@ static void test_HR_FILE_9_bad_index_of_a_2GiB_file(void **state) {
     uint8_t h[64] = "HRRYFILE";
     h[8] = 1;
     uint64_t il = (uint64_t)2 << 30;
-    put_u64(h + 16, 64);
-    put_u64(h + 24, il);
-    put_u64(h + 48, up(64 + il, 4096));
+    test_put_u64(h + 16, 64);
+    test_put_u64(h + 24, il);
+    test_put_u64(h + 48, up(64 + il, 4096));
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, h, 64), 64);
     assert_int_equal(ftruncate(fd, (off_t)up(64 + il, 4096)), 0);
@@ -1713,7 +1688,7 @@ static void test_HR_FILE_9_parts(void **state) {
     opt.parts = HURRAY_FILE_PARTS_ALL;
     assert_status(hurray_file_create_memory(b, s.len, &opt, &f, &err), HURRAY_E_LENGTH);
     memcpy(b, s.bytes, s.len);
-    size_t kvo = (size_t)get_u64(s.bytes + 32);
+    size_t kvo = (size_t)test_get_u64(s.bytes + 32);
     b[kvo + 12] = 0x7F; /* the first KV value's type: reserved */
     opt.parts = HURRAY_FILE_PARTS_INDEX;
     assert_status(hurray_file_create_memory(b, s.len, &opt, &f, &err), HURRAY_OK);
@@ -1804,7 +1779,7 @@ static void test_HR_FILE_9_kv_each_as_open(void **state) {
     tmp_path(path, sizeof path, "bad.hry");
     assert_status(kv_each_as_open(s.bytes, s.len, NULL), HURRAY_OK);
     assert_status(kv_each_as_open(s.bytes, s.len, path), HURRAY_OK);
-    size_t kvo = (size_t)get_u64(s.bytes + 32);
+    size_t kvo = (size_t)test_get_u64(s.bytes + 32);
     uint8_t *b = dup_bytes(s.bytes, s.len);
     b[kvo + 12] = 0x7F; /* the first KV value's type: reserved */
     assert_status(kv_each_as_open(b, s.len, NULL), HURRAY_E_UNSUPPORTED);
@@ -1838,7 +1813,7 @@ static void test_HR_FILE_9_kv_each_as_open(void **state) {
 static void test_HR_FILE_9_gaps_checked_at_open_in_order(void **state) {
     (void)state;
     enum { N = 1500 };
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                            (uint64_t[]){5});
     test_fill_buffers(d, 0);
     static struct hurray_item items[N];
@@ -1859,7 +1834,7 @@ static void test_HR_FILE_9_gaps_checked_at_open_in_order(void **state) {
     }
     size_t len = 0;
     uint8_t *img = encode_ok(e, N, NULL, 0, &len);
-    uint64_t doff = get_u64(img + 48);
+    uint64_t doff = test_get_u64(img + 48);
     char path[128];
     tmp_path(path, sizeof path, "gaps.hry");
     struct { size_t entry; int later_fault; } cases[] = {{0, 0}, {1100, 0}, {N - 1, 0}, {7, 1}};
@@ -2038,9 +2013,9 @@ static void test_HR_FILE_10_special_files(void **state) {
  * bytes keeps the image. */
 static void test_HR_FILE_8_empty_items_hold_no_image(void **state) {
     (void)state;
-    struct hurray_descriptor *de = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *de = test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                             (uint64_t[]){0});
-    struct hurray_descriptor *dx = desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *dx = test_desc_new(HURRAY_DTYPE_UINT8, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                             (uint64_t[]){4096});
     test_fill_buffers(de, 0);
     test_fill_buffers(dx, 0);
@@ -2226,7 +2201,7 @@ static void check_reader_memory(const char *path, int load) {
 }
 
 static void write_many(const char *path, size_t n, int composite) {
-    struct hurray_descriptor *d = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *d = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                            (uint64_t[]){10});
     test_fill_buffers(d, 0);
     static const float ten[10];
@@ -2589,7 +2564,7 @@ static void test_HR_FILE_17_load_progress_and_cancel(void **state) {
     char path[128];
     tmp_path(path, sizeof path, "progress.hry");
     const uint64_t big_len = (uint64_t)40 << 20; /* a 40 MiB hole: three chunks */
-    struct hurray_descriptor *sd = desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
+    struct hurray_descriptor *sd = test_desc_new(HURRAY_DTYPE_FLOAT32, HURRAY_LAYOUT_ROW_MAJOR, 1,
                                             (uint64_t[]){8});
     test_fill_buffers(sd, 0);
     struct raw_entry re[2] = {

@@ -319,3 +319,32 @@ int test_under_valgrind(void) {
     const char *p = getenv("LD_PRELOAD");
     return p && strstr(p, "vgpreload") != NULL;
 }
+
+struct hurray_descriptor *test_desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
+                                        const uint64_t *shape) {
+    struct hurray_descriptor *d = malloc(sizeof *d);
+    assert_non_null(d);
+    hurray_descriptor_init(d);
+    d->dtype = dtype;
+    d->layout.tag = layout;
+    test_set_shape(d, rank, shape);
+    return d;
+}
+
+uint64_t test_get_u64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = v << 8 | p[k];
+    return v;
+}
+
+uint32_t test_get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void test_put_u64(uint8_t *p, uint64_t v) {
+    for (int k = 0; k < 8; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+void test_put_u32(uint8_t *p, uint32_t v) {
+    for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}

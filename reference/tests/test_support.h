@@ -85,6 +85,17 @@ void test_error_poison(struct hurray_error *err);
 /* ---- building descriptors through the setters ------------------------------
  * Every helper asserts the setter returned OK. */
 
+/* A new descriptor on the heap (free with hurray_descriptor_reset, then free): initialised,
+ * with dtype, layout tag and shape set. */
+struct hurray_descriptor *test_desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
+                                        const uint64_t *shape);
+
+/* Little-endian fields of an encoding, read and patched by hand. */
+uint64_t test_get_u64(const uint8_t *p);
+uint32_t test_get_u32(const uint8_t *p);
+void test_put_u64(uint8_t *p, uint64_t v);
+void test_put_u32(uint8_t *p, uint32_t v);
+
 /* hurray_descriptor_set_shape. */
 void test_set_shape(struct hurray_descriptor *d, unsigned rank, const uint64_t *shape);
 /* Extent k (< rank) of the shape, the rest kept. */
