@@ -284,23 +284,24 @@ static int save_job_make(hrpy_state *st, PyObject *module, const char *fname, Py
                            "name: %R contains U+0000", name);
             return -1;
         }
-        /* "<fname>: tensors[<name, at most 60 bytes>]" for messages, without a printf per
-         * entry (this loop runs once per tensor saved) */
-        char who[96];
-        size_t nl = (size_t)len < 60 ? (size_t)len : 60, at = 0;
-        memcpy(who, fname, flen);
-        at = flen;
-        memcpy(who + at, ": tensors[", 10);
-        at += 10;
-        memcpy(who + at, utf8, nl);
-        at += nl;
-        who[at++] = ']';
-        who[at] = 0;
         int fast = save_plan_item(st, obj, &j->roots[i]);
         if (fast < 0) return -1;
         if (fast) {
-            PyList_SET_ITEM(j->values, i, Py_NewRef(obj)); /* the array's bytes, borrowed */
+            /* the array's bytes, borrowed; the writer's refusals name the entry */
+            PyList_SET_ITEM(j->values, i, Py_NewRef(obj));
         } else {
+            /* "<fname>: tensors[<name, at most 60 bytes>]" for messages, without a printf
+             * per entry (this loop runs once per tensor saved) */
+            char who[96];
+            size_t nl = (size_t)len < 60 ? (size_t)len : 60, at = 0;
+            memcpy(who, fname, flen);
+            at = flen;
+            memcpy(who + at, ": tensors[", 10);
+            at += 10;
+            memcpy(who + at, utf8, nl);
+            at += nl;
+            who[at++] = ']';
+            who[at] = 0;
             PyObject *value = hrpy_save_value(st, module, obj, who);
             if (value == NULL) return -1;
             PyList_SET_ITEM(j->values, i, value);
