@@ -62,6 +62,20 @@ struct hrpy_part {
  * tensor's record instead of copying it to replace a measured alignment. */
 #define HRPY_ALIGN_AS_SAVED (-2)
 
+/* What hurray.save writes for an ndarray it takes as it is (hrpy_np_capi.save_plan): one
+ * buffer of `size` bytes at `data`, read by the writer during the call only (the caller keeps
+ * the array alive meanwhile), its descriptor the one a Tensor built by _save_view would have
+ * (cpu/standard, byte_offset 0, the buffer declaring what the file declares for its size:
+ * file-container.md § Declared alignment of saved buffers). shape is filled up to rank. */
+struct hrpy_save_plan {
+    uint8_t dtype;
+    uint8_t layout; /* HURRAY_LAYOUT_ROW_MAJOR or HURRAY_LAYOUT_COL_MAJOR */
+    uint8_t rank;   /* <= HURRAY_MAX_RANK */
+    const void *data;
+    uint64_t size;
+    uint64_t shape[HURRAY_MAX_RANK];
+};
+
 /* What a SciPy sparse object over a coo / csr / csc tensor needs (Tensor.to_scipy). Filled
  * by sparse_view; the pointers stay valid while the tensor lives. */
 struct hrpy_sparse_view {
@@ -133,5 +147,22 @@ typedef struct {
     int (*shape_resolved)(PyObject *module, PyObject *obj, const char *who, uint8_t *rank,
                           uint64_t *shape);
 } hrpy_capi;
+
+/* The other direction: what hurray._numpy offers hurray._hurray, published as the capsule
+ * "hurray._numpy._C_API" (looked up by _hurray on first use, with the module object every
+ * function takes). Same rules as above: internal, the version must match exactly. */
+#define HRPY_NP_CAPI_NAME "hurray._numpy._C_API"
+#define HRPY_NP_CAPI_VERSION 1u
+
+typedef struct {
+    unsigned version;
+    /* hurray.save's plan for `obj`, when it is an ndarray that _save_view would borrow as it
+     * is (a dtype hurray has that is not sub-byte, native little-endian, C- or
+     * Fortran-contiguous, rank <= HURRAY_MAX_RANK): fills *p and returns 1, raising
+     * nothing and checking nothing the writer checks. 0 for every other object (the caller
+     * then takes _save_view's path, which copies, packs or refuses as before); -1 with an
+     * exception set on an internal failure. */
+    int (*save_plan)(PyObject *np_module, PyObject *obj, struct hrpy_save_plan *p);
+} hrpy_np_capi;
 
 #endif

@@ -228,6 +228,7 @@ static int hrpy_exec(PyObject *module) {
     for (int i_ = 0; i_ < 5; i_++) X((st)->ai_keys[i_]);                                       \
     for (int i_ = 0; i_ < HRPY_BRIDGE_COUNT; i_++) X((st)->str_bridge[i_]);                    \
     for (int i_ = 0; i_ < HRPY_BRIDGE_COUNT; i_++) X((st)->bridge_fn[i_]);                     \
+    X((st)->np_module);                                                                        \
     for (int i_ = 0; i_ < 256; i_++) X((st)->typestr[i_]);                                     \
     for (int i_ = 0; i_ < 256; i_++) X((st)->dtype_by_tag[i_]);                                \
     for (int i_ = 0; i_ < HRPY_LAYOUT_CLASS_COUNT; i_++) X((st)->layout_types[i_]);            \

@@ -186,11 +186,26 @@ static void composite_dealloc(PyObject *self) {
 struct built_item {
     struct hurray_item item; /* first: members[] point at it */
     struct hurray_descriptor *own;
+    int flat; /* a struct plan_item: one block, nothing else to free */
+};
+
+/* A save plan's item (hrpy_item_from_save_plan): the item, its descriptor with every span
+ * pointing into this block (descriptor.h: a borrowed view; storage NULL), one buffer. */
+struct plan_item {
+    struct built_item b;
+    struct hurray_descriptor d;
+    struct hurray_item_buffer buf;
+    struct hurray_buffer_desc desc;
+    uint64_t shape[]; /* rank extents */
 };
 
 void hrpy_item_release(struct hurray_item *it) {
     if (it == NULL) return;
     struct built_item *b = (struct built_item *)it;
+    if (b->flat) {
+        PyMem_Free(b);
+        return;
+    }
     if (it->members != NULL) {
         for (uint32_t i = 0; i < it->member_count; i++) hrpy_item_release(it->members[i]);
         PyMem_Free(it->members);
@@ -320,6 +335,43 @@ static int build(hrpy_state *st, PyObject *obj, uint8_t role, int mode, const ch
         if (build(st, PyTuple_GET_ITEM(members, i), c->roles[i], mode, who, depth + 1,
                   &b->item.members[i]) < 0)
             return -1;
+    return 0;
+}
+
+int hrpy_item_from_save_plan(const struct hrpy_save_plan *p, struct hurray_item **out) {
+    *out = NULL;
+    if (p->rank > HURRAY_MAX_RANK) { /* save_plan never fills more */
+        PyErr_SetString(PyExc_SystemError, "hrpy_item_from_save_plan: rank over the maximum");
+        return -1;
+    }
+    struct plan_item *pi =
+        PyMem_Malloc(sizeof *pi + (size_t)p->rank * sizeof pi->shape[0]);
+    if (pi == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(pi, 0, sizeof *pi);
+    pi->b.flat = 1;
+    /* the record tensor_seal makes for _save_view's tensor: version 1.0, cpu/standard
+     * (hurray_descriptor_init), the dtype, shape and dense layout, byte_offset 0, one
+     * producer_synced buffer declaring the alignment a saved buffer of its size declares
+     * (file-container.md § Declared alignment of saved buffers; 0 when empty, HR-BUF-2) */
+    hurray_descriptor_init(&pi->d);
+    pi->d.dtype = p->dtype;
+    pi->d.layout.tag = p->layout;
+    pi->d.rank = p->rank;
+    if (p->rank) memcpy(pi->shape, p->shape, (size_t)p->rank * sizeof pi->shape[0]);
+    pi->d.shape = p->rank ? pi->shape : NULL;
+    pi->desc.size = p->size;
+    pi->desc.alignment_log2 = p->size == 0 ? 0 : hrpy_owned_align_log2(p->size);
+    pi->desc.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    pi->d.buffer_count = 1;
+    pi->d.buffers = &pi->desc;
+    pi->buf.data = p->size ? (uint8_t *)(uintptr_t)p->data : NULL;
+    pi->buf.size = p->size;
+    pi->b.item.descriptor = &pi->d;
+    pi->b.item.buffers = &pi->buf;
+    *out = &pi->b.item;
     return 0;
 }
 

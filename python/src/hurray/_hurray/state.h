@@ -91,6 +91,8 @@ typedef struct {
 #define HRPY_BRIDGE_COUNT 9
     PyObject *str_bridge[HRPY_BRIDGE_COUNT]; /* hurray._numpy's functions (tensor.c bridge_names) */
     PyObject *bridge_fn[HRPY_BRIDGE_COUNT]; /* those functions, looked up once (NULL until used) */
+    PyObject *np_module;        /* hurray._numpy, with its C API table (NULL until used) */
+    const hrpy_np_capi *np_api;
     PyObject *ai_keys[5];       /* __array_interface__ keys, interned */
     PyObject *typestr[256];     /* "<f4", ... for the tags NumPy has; NULL otherwise */
 
@@ -333,6 +335,9 @@ PyObject *hrpy_bridge_asarray(hrpy_state *st, PyObject *obj, PyObject *copy);
 /* hurray._numpy._save_view(array): the Tensor save stores for an ndarray (borrowed whatever
  * its address when contiguous and little-endian, else a compact copy; never leaves save). */
 PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array);
+/* hurray._numpy's save_plan (capi.h hrpy_np_capi) for `obj`: 1 filled, 0 not taken (take
+ * hrpy_bridge_save_view), -1 error. Imports hurray._numpy and its table on first use. */
+int hrpy_bridge_save_plan(hrpy_state *st, PyObject *obj, struct hrpy_save_plan *p);
 /* hurray._numpy._from_dlpack_ndarray(array): a Tensor, or NotImplemented (a new reference). */
 PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array);
 
@@ -417,6 +422,12 @@ enum hrpy_item_mode {
 int hrpy_item_build(hrpy_state *st, PyObject *obj, int mode, const char *who,
                     struct hurray_item **out);
 void hrpy_item_release(struct hurray_item *item);
+/* The file item of a save plan: one block holding the item, its descriptor (every span
+ * borrowed from the block: no storage of its own), its buffer and shape, built as
+ * tensor_seal builds a Tensor's record (version, cpu/standard, producer_synced) and not
+ * validated here: the writer's validation is its one check. Released by hrpy_item_release;
+ * the plan's bytes are borrowed (the caller keeps their owner alive). */
+int hrpy_item_from_save_plan(const struct hrpy_save_plan *p, struct hurray_item **out);
 /* The allocator readers are given: PyMem_Raw* (tracemalloc sees it; no GIL needed). */
 extern const struct hurray_allocator hrpy_raw_allocator;
 

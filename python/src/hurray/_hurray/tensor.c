@@ -1388,6 +1388,34 @@ PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array) {
     return call_bridge(st, BRIDGE_SAVE_VIEW, &array, 1, NULL);
 }
 
+/* hurray._numpy's C API table (capi.h hrpy_np_capi), imported with the module on first use
+ * and kept in the state with it: a direct call per array saved, no Python call. */
+static int np_capi(hrpy_state *st) {
+    PyObject *m = numpy_bridge(st);
+    if (m == NULL) return -1;
+    PyObject *capsule = PyObject_GetAttrString(m, "_C_API");
+    const hrpy_np_capi *api =
+        capsule == NULL ? NULL : PyCapsule_GetPointer(capsule, HRPY_NP_CAPI_NAME);
+    Py_XDECREF(capsule);
+    if (api != NULL && api->version != HRPY_NP_CAPI_VERSION) {
+        PyErr_Format(PyExc_ImportError, "hurray._numpy: C API version %u, expected %u",
+                     api->version, HRPY_NP_CAPI_VERSION);
+        api = NULL;
+    }
+    if (api == NULL || st->np_module != NULL) { /* failed, or filled meanwhile */
+        Py_DECREF(m);
+        return api == NULL ? -1 : 0;
+    }
+    st->np_api = api;
+    st->np_module = m; /* the state's reference */
+    return 0;
+}
+
+int hrpy_bridge_save_plan(hrpy_state *st, PyObject *obj, struct hrpy_save_plan *p) {
+    if (st->np_module == NULL && np_capi(st) < 0) return -1;
+    return st->np_api->save_plan(st->np_module, obj, p);
+}
+
 PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array) {
     return call_bridge(st, BRIDGE_FROM_DLPACK_NDARRAY, &array, 1, NULL);
 }

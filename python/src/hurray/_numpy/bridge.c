@@ -30,7 +30,11 @@
  *       contents checked by libhurray, no copy towards SciPy).
  *   _asarray(obj, copy)  hurray.asarray's array-like path.
  *   _from_dlpack_ndarray(array)  hurray.from_dlpack(array) for an ndarray whose capsule
- *       would be taken as it is, without making the capsule; NotImplemented otherwise. */
+ *       would be taken as it is, without making the capsule; NotImplemented otherwise.
+ *
+ * And one C function _hurray calls directly (capi.h hrpy_np_capi, the capsule _C_API):
+ *   save_plan  hurray.save's plan for an ndarray _save_view would borrow as it is: the
+ *       writer's item is built from it, no Tensor in between. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -102,16 +106,21 @@ static int ml_dtypes_tag(np_state *st, PyArray_Descr *descr, uint8_t *tag) {
     return found;
 }
 
-static int array_tag(np_state *st, PyArrayObject *arr, uint8_t *tag, const char *who) {
-    PyArray_Descr *descr = PyArray_DESCR(arr);
+/* The hurray element type of an array's dtype: 1 found, 0 none (nothing raised). */
+static int descr_tag(np_state *st, PyArray_Descr *descr, uint8_t *tag) {
     npy_intp elsize = PyDataType_ELSIZE(descr);
     int k = kind_index(descr->kind);
     if (!PyDataType_HASFIELDS(descr) && !PyDataType_HASSUBARRAY(descr) && k >= 0 && elsize > 0 &&
         elsize <= 16 && st->by_kind[k][elsize] != 0) {
         *tag = st->by_kind[k][elsize];
-        return 0;
+        return 1;
     }
-    if (ml_dtypes_tag(st, descr, tag)) return 0;
+    return ml_dtypes_tag(st, descr, tag);
+}
+
+static int array_tag(np_state *st, PyArrayObject *arr, uint8_t *tag, const char *who) {
+    PyArray_Descr *descr = PyArray_DESCR(arr);
+    if (descr_tag(st, descr, tag)) return 0;
     st->api->raise_fmt(st->hurray, HURRAY_E_UNSUPPORTED, "dtype",
                        "%s: NumPy dtype %R has no hurray element type", who, (PyObject *)descr);
     return -1;
@@ -344,6 +353,32 @@ static PyObject *save_view(PyObject *module, PyObject *arg) {
     return st->api->tensor_dense(st->hurray, &part, p.tag, (uint8_t)p.nd, p.shape, p.layout,
                                  NULL, 0);
 }
+
+/* hrpy_np_capi.save_plan: what save_view borrows as it is (its last line), as a plain plan
+ * for hurray.save's writer instead of a Tensor (capi.h). Every array save_view would copy
+ * (strided, big-endian), pack (sub-byte) or refuse (no hurray type, rank) answers 0, and save
+ * then calls save_view, so those keep its behaviour and its messages. */
+static int capi_save_plan(PyObject *module, PyObject *obj, struct hrpy_save_plan *p) {
+    np_state *st = get_state(module);
+    if (!PyArray_Check(obj)) return 0;
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    int nd = PyArray_NDIM(arr);
+    if (nd > HURRAY_MAX_RANK || !is_little_endian(PyArray_DESCR(arr))) return 0;
+    if (PyArray_IS_C_CONTIGUOUS(arr)) p->layout = HURRAY_LAYOUT_ROW_MAJOR;
+    else if (PyArray_IS_F_CONTIGUOUS(arr)) p->layout = HURRAY_LAYOUT_COL_MAJOR;
+    else return 0;
+    if (!descr_tag(st, PyArray_DESCR(arr), &p->dtype) || sub_byte(st, p->dtype)) return 0;
+    p->rank = (uint8_t)nd;
+    for (int k = 0; k < nd; k++) p->shape[k] = (uint64_t)PyArray_DIMS(arr)[k];
+    p->data = PyArray_BYTES(arr);
+    p->size = (uint64_t)PyArray_NBYTES(arr);
+    return 1;
+}
+
+static const hrpy_np_capi np_capi_table = {
+    HRPY_NP_CAPI_VERSION,
+    capi_save_plan,
+};
 
 /* _from_dlpack_ndarray(array): hurray.from_dlpack(array, copy=None) for a numpy.ndarray
  * whose capsule the consumer would take as it is (docs/spec/dlpack.md § The consumer, "A
@@ -1351,7 +1386,11 @@ static int bridge_exec(PyObject *module) {
     st->kw_shape_copy = Py_BuildValue("(ss)", "shape", "copy");
     if (st->kw_shape_copy == NULL) return -1;
     fill_kinds(st);
-    return 0;
+    PyObject *capsule = PyCapsule_New((void *)&np_capi_table, HRPY_NP_CAPI_NAME, NULL);
+    if (capsule == NULL) return -1;
+    int added = PyModule_AddObjectRef(module, "_C_API", capsule);
+    Py_DECREF(capsule);
+    return added;
 }
 
 static int bridge_traverse(PyObject *module, visitproc visit, void *arg) {
