@@ -196,8 +196,8 @@ PyObject *hrpy_save_value(hrpy_state *st, PyObject *module, PyObject *obj, const
  * between and nothing validated before the writer's one validation of every entry (under the
  * reader's limits save passes, which also proves the format's rules: file-container.md
  * HR-FILE-15), whose refusal names the entry. The file's bytes are those of _save_view's
- * tensor (test_save_plan.py). 1 built, 0 not an array this covers (every other value and
- * array takes hrpy_save_value, unchanged), -1 error. */
+ * tensor (test_save_values.py, the plan-path tests). 1 built, 0 not an array this covers
+ * (every other value and array takes hrpy_save_value, unchanged), -1 error. */
 static int save_plan_item(hrpy_state *st, PyObject *obj, struct hurray_item **out) {
     int is = hrpy_is_ndarray(st, obj);
     if (is <= 0) return is;
