@@ -6,6 +6,15 @@ Instruction counts ignore cache misses and system calls; they rank the per-call 
 
     .venv/bin/python bench/instr.py [N=20000]           # needs valgrind
     PYTHONPATH=<pip --target dir> .venv/bin/python bench/instr.py   # another build
+    .venv/bin/python bench/instr.py --scipy [N=5000] [NLARGE=200]
+
+--scipy: bench/python/test_bench_scipy.py's pairs, `small` (N calls each) and `large` (NLARGE
+calls each), one interpreter per case: callgrind dumps its counters at each os.getppid()
+(--dump-before=getppid), which the script calls just before and just after each function's N
+calls, so each function's count is one dump (after one uncounted first call: lazy imports,
+caches), without a setup to subtract. PYTHONHASHSEED=0 and the GC off around the counted
+calls: without them the same small anchor counted 83,000-132,000 in different processes.
+Each figure includes the loop and lambda call (the `lambda: None` row).
 """
 import os
 import subprocess
@@ -41,6 +50,23 @@ for _ in range(int(sys.argv[2])):
     f()
 """
 
+SCIPY_CASE = r"""
+import gc, os, sys
+sys.path.insert(0, sys.argv[2])
+import test_bench_scipy as tbs
+c = tbs.build(sys.argv[3])
+for name in sys.argv[4:]:
+    f = (lambda: None) if name == "-" else tbs.lookup(c, name)
+    f()
+    gc.collect()
+    gc.disable()
+    os.getppid()  # dump: everything before the loop
+    for _ in range(int(sys.argv[1])):
+        f()
+    os.getppid()  # dump: the loop
+    gc.enable()
+"""
+
 PAIRS = [("from_numpy", "np_from_dlpack_a", "<= 1.5x"),
          ("from_dlpack", "np_from_dlpack_a", "<= 1.5x"),
          ("asarray_from_numpy", "np_from_dlpack_a", "<= 3x"),
@@ -63,7 +89,47 @@ def count(case, n):
     return int(total.split()[1])
 
 
+def scipy_counts(case, n, names):
+    """{name: instructions per call} for one case, one interpreter under callgrind."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                        "--dump-before=getppid", sys.executable, "-c", SCIPY_CASE, str(n),
+                        here, case, *names],
+                       capture_output=True, text=True, check=True,
+                       env=dict(os.environ, PYTHONHASHSEED="0"))
+        per = {}
+        for k, name in enumerate(names):  # dumps 2k+1 (before the loop), 2k+2 (the loop)
+            with open(f"{out}.{2 * k + 2}") as f:
+                total = next(line for line in f if line.startswith("totals:") or
+                             line.startswith("summary:"))
+            per[name] = int(total.split()[1]) / n
+    return per
+
+
+def scipy_main(args):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+    import test_bench_scipy as tbs
+
+    nums = [int(x) for x in args if x.isdigit()]
+    calls = {"small": nums[0] if nums else 5000, "large": nums[1] if len(nums) > 1 else 200}
+    print("instructions per call (callgrind Ir; PYTHONHASHSEED=0, GC off around the calls)")
+    print("| case | subject | instr/call | anchor | instr/call | ratio |")
+    print("|---|---|---|---|---|---|")
+    for case in tbs.CASES:
+        table = tbs.pairs(tbs.build(case))
+        names = ["-", *dict.fromkeys(x for sn, _, an, _ in table for x in (sn, an))]
+        per = scipy_counts(case, calls[case], names)
+        print(f"| {case} | `lambda: None` (the loop) | {per['-']:,.0f} | | | |")
+        for sn, _, an, _ in table:
+            print(f"| {case} | `{sn}` | {per[sn]:,.0f} | `{an}` | {per[an]:,.0f} | "
+                  f"{per[sn] / per[an]:.2f}x |", flush=True)
+
+
 def main():
+    if "--scipy" in sys.argv:
+        return scipy_main([x for x in sys.argv[1:] if x != "--scipy"])
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     per = {}
     zero = count("decode", 0)

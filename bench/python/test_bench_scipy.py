@@ -19,7 +19,10 @@ copy=False) -- the issue's anchor (hurray / anchor <= 1.5). With int32 arrays Sc
 proportional to nnz; with int64 ones its matrix constructor scans them and narrows them to int32
 (a copy). Second references: for int32, the anchor plus the widening the format forces
 (indices.astype(np.uint64), indptr.astype(np.uint64)); for int64, csr_array((...), copy=False),
-which keeps int64 arrays as they are (no scan, no copy).
+which keeps int64 arrays as they are (no scan, no copy). For the subjects whose index check the
+format mandates (from_scipy int64 and the shared to_scipy: O(nnz), the same 8-byte entries
+read), that csr_array plus SciPy's own full check of them, check_format(full_check=True)
+(indices.max(), indices.min(), np.diff(indptr).min(): the same bytes, the same question).
 
 Every from_scipy subject and the shared to_scipy subjects check the index contents
 (memory-layout.md § Index contents, a linear pass SciPy's constructors skip), so their cost
@@ -79,10 +82,16 @@ def pairs(c):
     def array64():
         return sp.csr_array((d, i64, p64), shape=shape, copy=False)
 
+    def array64_checked():  # SciPy's own full check of the same int64 index bytes
+        m = sp.csr_array((d, i64, p64), shape=shape, copy=False)
+        m.check_format(full_check=True)
+        return m
+
     a32 = ("csr_matrix int32", anchor32)
     a32w = ("csr_matrix int32 + astype(uint64) x2", anchor32_widened)
     a64 = ("csr_matrix int64", anchor64)
     arr64 = ("csr_array int64", array64)
+    arr64c = ("csr_array int64 + check_format(full_check=True)", array64_checked)
     from32 = ("from_scipy(m) int32 (widened)", lambda: hurray.from_scipy(m32))
     from64 = ("from_scipy(m) int64 (shared)", lambda: hurray.from_scipy(m64))
     own_m = ("t.to_scipy() owned", lambda: own.to_scipy())
@@ -91,11 +100,11 @@ def pairs(c):
     to_a = ("t.to_scipy(array=True) shared", lambda: t.to_scipy(array=True))
     return [
         (*from32, *a32), (*from32, *a32w),
-        (*from64, *a64), (*from64, *arr64),
+        (*from64, *a64), (*from64, *arr64), (*from64, *arr64c),
         (*own_m, *a32), (*own_m, *a64),
         (*own_a, *a32), (*own_a, *arr64),
-        (*to_m, *a32), (*to_m, *a64),
-        (*to_a, *a32), (*to_a, *arr64),
+        (*to_m, *a32), (*to_m, *a64), (*to_m, *arr64c),
+        (*to_a, *a32), (*to_a, *arr64), (*to_a, *arr64c),
     ]
 
 
@@ -105,7 +114,7 @@ def mats():
 
 
 ANCHORS = ["csr_matrix int32", "csr_matrix int32 + astype(uint64) x2", "csr_matrix int64",
-           "csr_array int64"]
+           "csr_array int64", "csr_array int64 + check_format(full_check=True)"]
 SUBJECTS = ["from_scipy(m) int32 (widened)", "from_scipy(m) int64 (shared)",
             "t.to_scipy() owned", "t.to_scipy(array=True) owned", "t.to_scipy() shared",
             "t.to_scipy(array=True) shared"]

@@ -49,10 +49,11 @@ typedef struct {
     const hrpy_capi *api;
     PyObject *handler;     /* the "mem_handler" capsule of the aligned allocator */
     PyObject *str_scipy_sparse; /* "scipy.sparse" */
-    /* to_scipy: the class names (coo, csr, csc; array then matrix) and the keyword names of
-     * the constructor call, made once */
+    /* to_scipy: the class names (coo, csr, csc; array then matrix), made once, and the
+     * classes themselves, looked up in scipy.sparse at their first use and kept (a dict
+     * lookup and an attribute lookup less per call) */
     PyObject *str_cls[2][3];
-    PyObject *kw_shape_copy; /* ("shape", "copy") */
+    PyObject *cls[2][3];
     uint8_t by_kind[5][17]; /* Tier 1 tag by NumPy kind index and itemsize, 0 if none */
 } np_state;
 
@@ -1227,9 +1228,20 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
     if (want_array < 0 || copy_mode(args[2], "to_scipy", &mode) < 0) return NULL;
     const int copy = mode == 1; /* None, False: the tensor's memory (never needs a copy) */
     if (st->api->sparse_view(st->hurray, args[0], "to_scipy", &v) < 0) return NULL;
-    sparse = PyImport_GetModule(st->str_scipy_sparse); /* sys.modules first: cheap */
-    if (sparse == NULL && !PyErr_Occurred()) sparse = PyImport_Import(st->str_scipy_sparse);
-    if (sparse == NULL) return NULL;
+    const int which = v.layout == HURRAY_LAYOUT_COO ? 0 : v.layout == HURRAY_LAYOUT_CSR ? 1 : 2;
+    const int matrix = !want_array && (v.layout != HURRAY_LAYOUT_COO || v.ndim == 2);
+    if (st->cls[0][which] == NULL || (matrix && st->cls[1][which] == NULL)) {
+        sparse = PyImport_GetModule(st->str_scipy_sparse); /* sys.modules first: cheap */
+        if (sparse == NULL && !PyErr_Occurred()) sparse = PyImport_Import(st->str_scipy_sparse);
+        if (sparse == NULL) return NULL;
+        for (int i = 0; i <= matrix; i++) {
+            if (st->cls[i][which] != NULL) continue;
+            PyObject *c = PyObject_GetAttr(sparse, st->str_cls[i][which]);
+            if (c == NULL) goto done;
+            if (st->cls[i][which] == NULL) st->cls[i][which] = c; /* the state's reference */
+            else Py_DECREF(c); /* filled meanwhile (the import may release the GIL) */
+        }
+    }
     PyArray_Descr *descr = PyArray_DescrFromType(type_number(v.kind, v.itemsize));
 #if NPY_BYTE_ORDER != NPY_LITTLE_ENDIAN
     if (descr != NULL && v.itemsize > 1)
@@ -1245,7 +1257,6 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         else PyTuple_SET_ITEM(shape, d, e);
     }
     if (shape == NULL) goto done;
-    const int which = v.layout == HURRAY_LAYOUT_COO ? 0 : v.layout == HURRAY_LAYOUT_CSR ? 1 : 2;
     if (v.layout == HURRAY_LAYOUT_COO) {
         index = PyTuple_New(v.ndim); /* coords: row d of the (ndim, nnz) block */
         for (int d = 0; index != NULL && d < v.ndim; d++) {
@@ -1263,17 +1274,18 @@ static PyObject *to_scipy(PyObject *module, PyObject *const *args, Py_ssize_t na
         arg = ptr ? PyTuple_Pack(3, values, index, ptr) : NULL;
     }
     if (arg == NULL) goto done;
-    cls = PyObject_GetAttr(sparse, st->str_cls[0][which]);
-    PyObject *call[3] = {arg, shape, Py_False}; /* cls(arg, shape=shape, copy=False) */
-    arr = cls ? PyObject_Vectorcall(cls, call, 1, st->kw_shape_copy) : NULL;
-    if (arr == NULL) goto done;
-    if (want_array || (v.layout == HURRAY_LAYOUT_COO && v.ndim != 2)) {
-        result = Py_NewRef(arr);
+    /* cls(arg, shape, dtype=None, copy=False), positionally (SciPy's order for every sparse
+     * class: no keyword dict to build). Held across the calls: they run Python code. */
+    cls = Py_NewRef(st->cls[0][which]);
+    PyObject *call[4] = {arg, shape, Py_None, Py_False};
+    arr = PyObject_Vectorcall(cls, call, 4, NULL);
+    if (arr == NULL || !matrix) {
+        result = Py_XNewRef(arr);
         goto done;
     }
     /* the matrix class from the array: SciPy shares the array's arrays on this path */
-    Py_SETREF(cls, PyObject_GetAttr(sparse, st->str_cls[1][which]));
-    if (cls != NULL) result = PyObject_CallOneArg(cls, arr);
+    Py_SETREF(cls, Py_NewRef(st->cls[1][which]));
+    result = PyObject_CallOneArg(cls, arr);
 done:
     Py_XDECREF(sparse);
     Py_XDECREF(values);
@@ -1383,8 +1395,6 @@ static int bridge_exec(PyObject *module) {
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++)
             if ((st->str_cls[i][j] = PyUnicode_InternFromString(cls[i][j])) == NULL) return -1;
-    st->kw_shape_copy = Py_BuildValue("(ss)", "shape", "copy");
-    if (st->kw_shape_copy == NULL) return -1;
     fill_kinds(st);
     PyObject *capsule = PyCapsule_New((void *)&np_capi_table, HRPY_NP_CAPI_NAME, NULL);
     if (capsule == NULL) return -1;
@@ -1400,8 +1410,10 @@ static int bridge_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->handler);
     Py_VISIT(st->str_scipy_sparse);
     for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 3; j++) Py_VISIT(st->str_cls[i][j]);
-    Py_VISIT(st->kw_shape_copy);
+        for (int j = 0; j < 3; j++) {
+            Py_VISIT(st->str_cls[i][j]);
+            Py_VISIT(st->cls[i][j]);
+        }
     return 0;
 }
 
@@ -1412,8 +1424,10 @@ static int bridge_clear(PyObject *module) {
     Py_CLEAR(st->handler);
     Py_CLEAR(st->str_scipy_sparse);
     for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 3; j++) Py_CLEAR(st->str_cls[i][j]);
-    Py_CLEAR(st->kw_shape_copy);
+        for (int j = 0; j < 3; j++) {
+            Py_CLEAR(st->str_cls[i][j]);
+            Py_CLEAR(st->cls[i][j]);
+        }
     return 0;
 }
 
