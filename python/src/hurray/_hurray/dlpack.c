@@ -219,7 +219,7 @@ struct export_block {
  * are freed on any thread, with or without the GIL, and the module runs free-threaded and in
  * subinterpreters with their own GIL. One block stays in the slot for the life of the process
  * (reachable, not leaked). Under AddressSanitizer the parked block is poisoned, so a use of a
- * freed block is still reported. */
+ * freed block is still reported while it is parked (not once the next export took it). */
 #define SPARE_RANK 8u
 #define SPARE_BYTES (sizeof(struct export_block) + 2u * SPARE_RANK * sizeof(int64_t))
 static _Atomic(struct export_block *) spare_block;
