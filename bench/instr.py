@@ -7,6 +7,7 @@ Instruction counts ignore cache misses and system calls; they rank the per-call 
     .venv/bin/python bench/instr.py [N=20000]           # needs valgrind
     PYTHONPATH=<pip --target dir> .venv/bin/python bench/instr.py   # another build
     .venv/bin/python bench/instr.py --scipy [N=5000] [NLARGE=200]
+    .venv/bin/python bench/instr.py 5000 --export       # the export pair, inside the calls
 
 --scipy: bench/python/test_bench_scipy.py's pairs, `small` (N calls each) and `large` (NLARGE
 calls each), one interpreter per case: callgrind dumps its counters at each os.getppid()
@@ -15,6 +16,12 @@ calls, so each function's count is one dump (after one uncounted first call: laz
 caches), without a setup to subtract. PYTHONHASHSEED=0 and the GC off around the counted
 calls: without them the same small anchor counted 83,000-132,000 in different processes.
 Each figure includes the loop and lambda call (the `lambda: None` row).
+
+--export counts the export pair (`np.from_dlpack(t)` and `np.from_dlpack(ndarray)`) only inside
+NumPy's `from_dlpack` and the result array's `array_dealloc` (callgrind --toggle-collect; the
+producer's `__dlpack__`, the capsule, the deleter and destructor all run there), divided by N:
+no loop, no lambda and no start-up to subtract, so the figure repeats exactly between runs
+(PYTHONHASHSEED=0), where the whole-process difference above moves by a few hundred.
 """
 import os
 import subprocess
@@ -76,13 +83,15 @@ PAIRS = [("from_numpy", "np_from_dlpack_a", "<= 1.5x"),
          ("decode_encode", "pb_decode_encode", "<= 2x")]
 
 
-def count(case, n):
+def count(case, n, collect=()):
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")
+    toggles = [f"--toggle-collect={f}" for f in collect]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *toggles,
                         sys.executable, "-c", CASE, case, str(n), here],
-                       capture_output=True, text=True, check=True)
+                       capture_output=True, text=True, check=True,
+                       env=dict(os.environ, PYTHONHASHSEED="0") if collect else None)
         with open(out) as f:
             total = next(line for line in f if line.startswith("totals:") or
                          line.startswith("summary:"))
@@ -130,7 +139,15 @@ def scipy_main(args):
 def main():
     if "--scipy" in sys.argv:
         return scipy_main([x for x in sys.argv[1:] if x != "--scipy"])
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    n = int(next((x for x in sys.argv[1:] if x.isdigit()), "20000"))
+    if "--export" in sys.argv:
+        per = {c: count(c, n, ("from_dlpack", "array_dealloc")) / n
+               for c in ("np_from_dlpack_t", "np_from_dlpack_nd")}
+        print(f"instructions per call inside np.from_dlpack + array_dealloc ({n} calls)")
+        t, nd = per["np_from_dlpack_t"], per["np_from_dlpack_nd"]
+        print(f"| np_from_dlpack_t | {t:,.0f} | np_from_dlpack_nd | {nd:,.0f} | {t / nd:.2f}x "
+              "| <= 1.2x |")
+        return
     per = {}
     zero = count("decode", 0)
     for case in sorted({c for p in PAIRS for c in p[:2]}):

@@ -2,13 +2,15 @@
 
     .venv/bin/python bench/ratios.py [ROUNDS=7] [--streams]
     .venv/bin/python bench/ratios.py [ROUNDS=7] --scipy    # the SciPy sparse table alone
+    .venv/bin/python bench/ratios.py 21 --only="np.from_dlpack(t),np.asarray(hurray"  # some rows
 
 Every pair (subject, anchor) is timed alternately ROUNDS times in one process (timeit: the best
 of 5 repeats of N calls per round, N sized to ~20 ms); the table gives, per pair, the min and
 median over the rounds of each side and the ratios subject / anchor of those (so 1.5x means
 the hurray path takes 1.5 times as long). --streams adds the stream-over-pipe pairs at 1 MiB
 and 64 MiB (bench/python/test_bench_stream.py's functions; ROUNDS rounds of one round trip
-each, min and median). The subjects, anchors and equivalent protobuf message are those of
+each, min and median). --only=A,B keeps the pairs whose subject starts with A or B. The
+subjects, anchors and equivalent protobuf message are those of
 bench/python/test_bench_{moves,descriptor,stream}.py. Whatever `hurray` is first on sys.path
 is measured (PYTHONPATH=<a pip --target directory> measures another build).
 Numbers are for the machine they ran on; nothing here judges them.
@@ -117,6 +119,9 @@ def main():
         scipy_table(rounds)
         return
     table = pairs()
+    only = next((x.split("=", 1)[1] for x in sys.argv[1:] if x.startswith("--only=")), None)
+    if only:
+        table = [p for p in table if p[0][0].startswith(tuple(only.split(",")))]
     single = []
     if "--streams" in sys.argv:
         single = stream_pairs()

@@ -9,6 +9,7 @@ Memory Class Mapping, § Buffer Lifetime and Ownership, § copy on ingest, § sy
 docs/spec/dlpack.md (HR-DLPACK-1, HR-DLPACK-2), devices.md (HR-DEV-5, HR-DEV-7).
 """
 import builtins
+import ctypes
 import gc
 import os
 import subprocess
@@ -97,6 +98,130 @@ def test_REQ_DLPACK_NEGOTIATION_arguments_keyword_only_and_typed():
         t.__dlpack__(dl_device=1)
     with pytest.raises(TypeError, match="unexpected keyword"):
         t.__dlpack__(version=(1, 0))
+
+
+# ---- the common call's shortcuts give the general path's answers --------------------------------
+# __dlpack__ reads max_version (1, 0) / (1, 1) made of the interpreter's shared small ints by
+# identity, and binds the interned keyword names consumers pass by identity; any other spelling
+# (a tuple or int subclass, an integer-like object, a keyword string built at run time) goes
+# through the general binding and parsing. Both must produce the same capsule and the same errors.
+
+
+class _Tuple(tuple):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Index:
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+def _general_spellings(mv):
+    """max_version values equal to mv that the identity shortcut does not take."""
+    major, minor = mv
+    return [_Tuple(mv), (_Int(major), minor), (major, _Int(minor)), (_Index(major), _Index(minor)),
+            (np.int64(major), np.int64(minor))]
+
+
+def _fields(c):
+    info = inspect(c)
+    del info["address"]  # a fresh struct per capsule
+    return info
+
+
+def _runtime_kw(name):
+    """A keyword name equal to `name` but not the interned string object."""
+    k = "".join(list(name))
+    assert k == name and k is not sys.intern(name)
+    return k
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+@pytest.mark.parametrize("mv", [(1, 0), (1, 1)])
+def test_REQ_DLPACK_NEGOTIATION_common_max_version_same_as_general_path(mv, readonly):
+    a = np_values("float32", (3, 4))
+    a.flags.writeable = not readonly
+    t = hurray.from_numpy(a)
+    for copy in (None, True, False):
+        for dl_device in (None, (1, 0)):
+            for stream in (None, -1):
+                kw = dict(copy=copy, dl_device=dl_device, stream=stream)
+                keep = [t.__dlpack__(max_version=mv, **kw)]  # alive: copies stay distinct
+                ref = _fields(keep[0])
+                assert ref["name"] == "dltensor_versioned" and ref["version"] == mv
+                flags = (dl.READ_ONLY if readonly and copy is not True else 0) | \
+                    (dl.IS_COPIED if copy is True else 0)
+                assert ref["flags"] == flags
+                if copy is not True:
+                    assert ref["data"] == a.ctypes.data
+                for other in _general_spellings(mv):
+                    keep.append(t.__dlpack__(max_version=other, **kw))
+                    got = _fields(keep[-1])
+                    if copy is True:  # each copy is its own buffer
+                        assert got["data"] != ref["data"]
+                        got["data"] = ref["data"]
+                    assert got == ref, (other, kw)
+                # the same call with keyword names built at run time (the general binding)
+                rkw = {_runtime_kw(k): v for k, v in kw.items()}
+                rkw[_runtime_kw("max_version")] = mv
+                keep.append(t.__dlpack__(**rkw))
+                got = _fields(keep[-1])
+                if copy is True:
+                    assert got["data"] != ref["data"]
+                    got["data"] = ref["data"]
+                assert got == ref
+
+
+def test_REQ_DLPACK_NEGOTIATION_common_max_version_errors_as_before():
+    t = hurray.from_numpy(np_values("float32", (2,)))
+    f8 = dl.tensor_of("float8_e4m3fn", (2,))
+    for mv in ((1, 0), _Tuple((1, 0)), (_Int(1), 0)):  # float8 needs 1.1: the same refusal
+        with pytest.raises(BufferError, match=r"only from DLPack 1\.1; the consumer asked for "
+                                              r"DLPack 1\.0 \(pass max_version=\(1, 1\)\)"):
+            f8.__dlpack__(max_version=mv)
+    for mv in ((1, 1), _Tuple((1, 1)), (1, _Int(1))):
+        assert inspect(f8.__dlpack__(max_version=mv))["version"] == (1, 1)
+    # values the shortcut does not take are parsed as before
+    for mv, version in (((1, 2), (1, 1)), ((2, 0), (1, 1)), ((0, 1), None), ((True, False), (1, 0))):
+        assert inspect(t.__dlpack__(max_version=mv))["version"] == version
+    with pytest.raises(ValueError, match=r"max_version \(1, -1\) has a negative minor"):
+        t.__dlpack__(max_version=(1, -1))
+    for bad in ((1, 0, 0), [1, 0], (1,), (1.0, 0)):
+        with pytest.raises(TypeError, match="max_version"):
+            t.__dlpack__(max_version=bad)
+    ro = np_values("float32", (2,))
+    ro.flags.writeable = False
+    tr = hurray.from_numpy(ro)
+    with pytest.raises(BufferError, match="legacy capsule"):
+        tr.__dlpack__(max_version=(0, 8))
+    with pytest.raises(BufferError, match="another device"):
+        t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(BufferError, match="no streams"):
+        t.__dlpack__(max_version=(1, 0), stream=1)
+    with pytest.raises(TypeError, match="copy must be None, True or False"):
+        t.__dlpack__(max_version=(1, 0), copy=0)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        t.__dlpack__(max_version=(1, 0), version=(1, 0))
+
+
+def test_REQ_DLPACK_NEGOTIATION_dlpack_device_bare_and_bound():
+    t = hurray.zeros((4,))
+    assert t.__dlpack_device__() == (1, 0)
+    assert type(t.__dlpack_device__()) is tuple
+    assert all(type(x) is int for x in t.__dlpack_device__())
+    cuda, _ = device_tensor(dl.kDLCUDA, 3)
+    assert cuda.__dlpack_device__() == (dl.kDLCUDA, 3)
+    with pytest.raises(TypeError):
+        t.__dlpack_device__(1)
+    with pytest.raises(TypeError):
+        t.__dlpack_device__(stream=None)
 
 
 # ---- zero copy and refcounts -------------------------------------------------------------------
@@ -289,6 +414,120 @@ def test_REQ_DLPACK_DELETER_NOGIL_after_finalisation(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:3] == ["exiting", "deleted after finalisation",
                                          "deleted after finalisation"]
+
+
+# ---- the capsule block: lifetimes, reuse, the deleter with and without the GIL ------------------
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0), (1, 1)])
+def test_REQ_DLPACK_LIFETIME_capsules_consumed_and_never_consumed(max_version):
+    import weakref
+    t = hurray.from_numpy(np_values("float32", (8,)))
+    ref = weakref.ref(t)
+    base = sys.getrefcount(t)
+    never = [t.__dlpack__(max_version=max_version) for _ in range(3)]
+    consumed = [np.from_dlpack(t) for _ in range(2)]  # NumPy's own call (max_version (1, 0))
+    by_hurray = hurray.from_dlpack(t.__dlpack__(max_version=max_version))
+    assert sys.getrefcount(t) == base + 6
+    del never
+    assert sys.getrefcount(t) == base + 3
+    del consumed
+    gc.collect()
+    assert sys.getrefcount(t) == base + 1
+    del by_hurray
+    assert sys.getrefcount(t) == base
+    c = t.__dlpack__(max_version=max_version)  # the last name of the tensor is the capsule's
+    a = np.from_dlpack(t)
+    del t
+    gc.collect()
+    assert ref() is not None
+    del c
+    gc.collect()
+    assert ref() is not None and a[7] == 7  # the consumer's array still holds it
+    del a
+    gc.collect()
+    assert ref() is None
+
+
+def test_REQ_DLPACK_LIFETIME_reused_block_carries_nothing_over():
+    # Blocks are recycled (one spare): every export, of any rank, in any order of deleter and
+    # capsule destructor, describes its own tensor, and ranks above the spare's size too.
+    shapes = [(2, 3, 4), (5,), (), (0, 3), (1,) * 9, (2,) * 12, (7, 1), (3, 2, 1, 2, 1, 2, 1, 2)]
+    tensors = [hurray.from_numpy(np_values("int16", s)) for s in shapes]
+    for _ in range(3):
+        for k, (t, s) in enumerate(zip(tensors, shapes)):
+            base = sys.getrefcount(t)
+            mv = (None, (1, 0), (1, 1))[k % 3]
+            c = t.__dlpack__(max_version=mv)
+            info = inspect(c)
+            assert info["ndim"] == len(s)
+            assert info["shape"] == (tuple(s) if s else None)
+            want, step = [0] * len(s), 1  # row-major element strides, extents of 1 skipped
+            for j in reversed(range(len(s))):
+                want[j] = step
+                step *= s[j] if s[j] > 1 else 1
+            assert info["strides"] == (tuple(want) if s else None)
+            assert info["version"] == (None if mv is None else mv)
+            if k % 2:  # consumer takes it, calls the deleter, then the capsule goes
+                address, deleter = dl.take(c)
+                dl.call_deleter(address, deleter)
+                del c
+            else:  # never consumed: the capsule's destructor calls the deleter
+                del c
+            assert sys.getrefcount(t) == base
+            a = np.from_dlpack(t)
+            assert a.shape == s and np.array_equal(a, np.asarray(t))
+            del a
+
+
+DELETER_GIL = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)  # ctypes keeps the GIL around this call
+
+
+def test_REQ_DLPACK_DELETER_NOGIL_called_with_the_gil_on_another_thread():
+    t = hurray.from_numpy(np_values("uint8", (64,)))
+    base = sys.getrefcount(t)
+    taken = [dl.take(t.__dlpack__(max_version=mv)) for mv in ((1, 1), None)]
+    assert sys.getrefcount(t) == base + 2
+    threads = [threading.Thread(target=lambda a, d: DELETER_GIL(d)(a), args=tk) for tk in taken]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sys.getrefcount(t) == base
+
+
+def test_REQ_DLPACK_DELETER_NOGIL_with_a_subinterpreter_in_the_process():
+    # Once a subinterpreter exists, PyGILState_Check answers 1 on every thread; the deleter's
+    # test for "this thread holds the GIL" must not: called from a thread without the GIL it
+    # still takes the GIL (else the decref would race), with it it does not (else it would
+    # deadlock).
+    r = run(f"""
+        import ctypes, sys, threading
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        try:
+            import _interpreters as interp
+        except ImportError:
+            import _xxsubinterpreters as interp
+        import numpy as np, hurray, dlpack_util as dl
+        iid = interp.create()
+        t = hurray.from_numpy(np.ones(16, np.float32))
+        base = sys.getrefcount(t)
+        gil = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+        for rounds in range(50):
+            taken = [dl.take(t.__dlpack__(max_version=mv)) for mv in ((1, 1), None, (1, 0))]
+            th = [threading.Thread(target=dl.call_deleter, args=taken[0]),
+                  threading.Thread(target=lambda a, d: gil(d)(a), args=taken[1])]
+            for x in th:
+                x.start()
+            dl.call_deleter(*taken[2])
+            for x in th:
+                x.join()
+            assert sys.getrefcount(t) == base, (sys.getrefcount(t), base)
+        interp.destroy(iid)
+        print("ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
 
 
 # ---- element types -------------------------------------------------------------------------------

@@ -87,6 +87,8 @@ enum {
     O_TENSOR,        /* "Tensor" */
     O_KW_FIRST,      /* __dlpack__'s keywords, in dlpack_names order: "stream", "max_version", */
     O_KW_LAST = O_KW_FIRST + 3, /* "dl_device", "copy" */
+    O_INT0,          /* 0 */
+    O_INT1,          /* 1 */
     O_COUNT,
     /* filled on use, NULL until then (not made by hrpy_dlpack_init): */
     O_NOT_TORCH = O_COUNT, /* the type last found not to be torch.Tensor's (torch_resolve_bits) */
@@ -149,14 +151,35 @@ static int int_pair(PyObject *obj, const char *who, const char *what, int64_t *a
 #define HRPY_FINALIZING() _Py_IsFinalizing()
 #endif
 
+#if PY_VERSION_HEX >= 0x030D0000
+#define HRPY_ATTACHED_TSTATE() PyThreadState_GetUnchecked()
+#else
+#define HRPY_ATTACHED_TSTATE() _PyThreadState_UncheckedGet()
+#endif
+
 /* Drops the reference a capsule's manager_ctx holds. Any thread, GIL or not:
  * the GIL is taken around the decref. After finalisation there is no
  * interpreter to release it in, and while the interpreter finalises a thread
  * that takes the GIL may be stopped for good: the reference is leaked then
- * (the process is ending; NumPy's deleter makes the same choice). */
+ * (the process is ending; NumPy's deleter makes the same choice).
+ *
+ * A thread that already holds the GIL (the common case: the consumer's object
+ * dies in Python code) decrefs directly. The test is PyGILState_Ensure's own:
+ * Ensure takes this thread's bound thread state (PyGILState_GetThisThreadState)
+ * and takes the GIL only when that state is not the attached one
+ * (PyThreadState_GetUnchecked: the thread state holding the GIL, which can
+ * equal this thread's state only while this thread holds it); when it is,
+ * Ensure and Release only raise and lower its counter. So the shortcut is
+ * exactly the Ensure/Release pair's no-op branch, and unlike PyGILState_Check
+ * it does not answer 1 everywhere once a subinterpreter exists. */
 static void release_ctx(void *ctx) {
     if (ctx == NULL || !Py_IsInitialized()) return;
     if (HRPY_FINALIZING() && !PyGILState_Check()) return;
+    PyThreadState *bound = PyGILState_GetThisThreadState();
+    if (bound != NULL && bound == HRPY_ATTACHED_TSTATE()) {
+        Py_DECREF((PyObject *)ctx);
+        return;
+    }
     PyGILState_STATE g = PyGILState_Ensure();
     Py_DECREF((PyObject *)ctx);
     PyGILState_Release(g);
@@ -166,7 +189,7 @@ static void release_ctx(void *ctx) {
  * ownership): the managed struct first -- its address is the pointer the
  * consumer holds and passes to the deleter -- then the block's own state, then
  * shape and strides. malloc'd, not PyMem: free must work without the GIL and
- * after finalisation.
+ * after finalisation (block_alloc and block_free below, with one spare).
  *
  * Two parties own the block: the capsule, until it is collected, and the
  * obligation to call the deleter once (`refs` starts at 2; whichever drops
@@ -185,11 +208,63 @@ struct export_block {
     atomic_int refs;    /* the capsule + the deleter obligation */
     atomic_int deleted; /* the deleter has run (its reference is released) */
     int versioned;
+    int spare_size;     /* allocated for SPARE_RANK dimensions: may be kept as the spare */
     int64_t dims[];     /* shape[ndim], then strides[ndim] */
 };
 
+/* The spare block. Blocks of rank <= SPARE_RANK are allocated for SPARE_RANK dimensions, and
+ * the last one freed is kept in one slot for the next export instead of going back to malloc
+ * (a malloc/free pair per export is ~130 instructions; the slot, two atomic swaps). The slot
+ * is a single pointer swapped atomically -- never a list, so there is no ABA -- since blocks
+ * are freed on any thread, with or without the GIL, and the module runs free-threaded and in
+ * subinterpreters with their own GIL. One block stays in the slot for the life of the process
+ * (reachable, not leaked). Under AddressSanitizer the parked block is poisoned, so a use of a
+ * freed block is still reported while it is parked (not once the next export took it). */
+#define SPARE_RANK 8u
+#define SPARE_BYTES (sizeof(struct export_block) + 2u * SPARE_RANK * sizeof(int64_t))
+static _Atomic(struct export_block *) spare_block;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HRPY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HRPY_ASAN 1
+#endif
+#endif
+#ifdef HRPY_ASAN
+#include <sanitizer/asan_interface.h>
+#define SPARE_POISON(b) ASAN_POISON_MEMORY_REGION((b), SPARE_BYTES)
+#define SPARE_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), SPARE_BYTES)
+#else
+#define SPARE_POISON(b) ((void)(b))
+#define SPARE_UNPOISON(b) ((void)(b))
+#endif
+
+static struct export_block *block_alloc(unsigned rank) {
+    if (rank > SPARE_RANK) {
+        struct export_block *b = malloc(sizeof *b + (size_t)rank * 2u * sizeof(int64_t));
+        if (b != NULL) b->spare_size = 0;
+        return b;
+    }
+    struct export_block *b = atomic_exchange(&spare_block, NULL);
+    if (b != NULL) SPARE_UNPOISON(b);
+    else b = malloc(SPARE_BYTES);
+    if (b != NULL) b->spare_size = 1;
+    return b;
+}
+
+static void block_free(struct export_block *b) {
+    if (b->spare_size) {
+        struct export_block *none = NULL;
+        SPARE_POISON(b); /* before it is visible in the slot: the next owner unpoisons it */
+        if (atomic_compare_exchange_strong(&spare_block, &none, b)) return;
+        SPARE_UNPOISON(b);
+    }
+    free(b);
+}
+
 static void block_unref(struct export_block *b) {
-    if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+    if (atomic_fetch_sub(&b->refs, 1) == 1) block_free(b);
 }
 
 /* The deleter proper: the first call releases manager_ctx and the deleter's
@@ -210,32 +285,45 @@ static void deleter_legacy(hrdl_managed *self) {
     if (self != NULL) block_delete((struct export_block *)(void *)self);
 }
 
+/* The capsule names, one object each: the destructor knows its own name by address. */
+static const char capsule_versioned[] = HRDL_CAPSULE_VERSIONED;
+static const char capsule_legacy[] = HRDL_CAPSULE_LEGACY;
+
+/* 1 while the capsule still has its unused name (either: the test PyCapsule_IsValid made
+ * twice). The name is ours, by address, until a consumer renames it; a name equal by
+ * contents at another address counts too. */
+static int capsule_unused(PyObject *capsule, const struct export_block *b) {
+    const char *name = PyCapsule_GetName(capsule); /* a capsule's pointer is never NULL */
+    if (name == (b->versioned ? capsule_versioned : capsule_legacy)) return 1;
+    /* both names start with 'd'; a consumer's "used_..." does not */
+    return name != NULL && name[0] == 'd' &&
+           (strcmp(name, capsule_versioned) == 0 || strcmp(name, capsule_legacy) == 0);
+}
+
 /* Called when the capsule is collected. The block rides in the capsule's
  * context (readable whatever the capsule's name). The deleter runs only while
  * the capsule still has its unused name (a consumer that renamed it took the
  * obligation over); then the capsule's share of the block is dropped. A
- * pending exception is kept. */
+ * pending exception is kept across the deleter (its decref may run any
+ * code); a consumed capsule's destructor runs no Python code. */
 static void capsule_destructor(PyObject *capsule) {
+    struct export_block *b = PyCapsule_GetContext(capsule); /* valid capsule: no error */
+    if (b == NULL) return; /* not ours (no context): nothing of ours to release */
+    if (capsule_unused(capsule, b)) {
 #if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
+        PyObject *exc = PyErr_GetRaisedException();
 #else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
 #endif
-    struct export_block *b = PyCapsule_GetContext(capsule);
-    if (b == NULL) {
-        PyErr_Clear(); /* not ours (no context): nothing of ours to release */
-    } else {
-        if (PyCapsule_IsValid(capsule, HRDL_CAPSULE_VERSIONED) ||
-            PyCapsule_IsValid(capsule, HRDL_CAPSULE_LEGACY))
-            block_delete(b);
-        block_unref(b);
+        block_delete(b);
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(exc);
+#else
+        PyErr_Restore(type, value, tb);
+#endif
     }
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_Restore(type, value, tb);
-#endif
+    block_unref(b);
 }
 
 /* ==== producer ============================================================================== */
@@ -486,13 +574,14 @@ static int export_geometry(const struct hurray_descriptor *d,
 static PyObject *make_capsule(const struct hurray_descriptor *d,
                               const struct hurray_dtype_info *info, const struct export_req *req,
                               void *data, const int64_t *strides, uint64_t flags, PyObject *ctx) {
-    size_t extra = (size_t)d->rank * 2u * sizeof(int64_t);
-    struct export_block *b = malloc(sizeof *b + extra);
+    struct export_block *b = block_alloc(d->rank);
     if (b == NULL) {
         Py_DECREF(ctx);
         return PyErr_NoMemory();
     }
+    int spare_size = b->spare_size;
     memset(b, 0, sizeof *b);
+    b->spare_size = spare_size;
     atomic_init(&b->refs, 2);
     atomic_init(&b->deleted, 0);
     b->versioned = req->versioned;
@@ -527,7 +616,7 @@ static PyObject *make_capsule(const struct hurray_descriptor *d,
     t->strides = d->rank ? shape + d->rank : NULL;
     t->byte_offset = 0; /* data is the first element: what every partner expects */
     PyObject *capsule = PyCapsule_New(
-        &b->m, req->versioned ? HRDL_CAPSULE_VERSIONED : HRDL_CAPSULE_LEGACY, capsule_destructor);
+        &b->m, req->versioned ? capsule_versioned : capsule_legacy, capsule_destructor);
     if (capsule != NULL && PyCapsule_SetContext(capsule, b) == 0) return capsule;
     if (capsule != NULL) {
         /* Unreachable in practice (SetContext fails only on an invalid capsule);
@@ -607,7 +696,9 @@ static PyObject *export_capsule(hrpy_state *st, PyObject *self, PyObject *stream
     const struct hurray_dtype_info *info = NULL;
     if (check_exportable(d, req, &info) < 0) return NULL;
     if (resolve_dl_device(dl_device, own_type, device_id, req) < 0) return NULL;
-    if (hrpy_check_stream("__dlpack__", req->dl_type, stream) < 0) return NULL;
+    if (stream != NULL && stream != Py_None &&
+        hrpy_check_stream("__dlpack__", req->dl_type, stream) < 0)
+        return NULL;
     if (d->device != HURRAY_DEVICE_CPU && !dlpack_origin(st, self)) {
         const char *kind = hurray_device_name(d->device);
         PyErr_Format(PyExc_BufferError,
@@ -733,17 +824,40 @@ static int bind_dlpack_interned(hrpy_state *st, PyObject *const *args, Py_ssize_
     return 1;
 }
 
+/* max_version as consumers pass it, (1, 0) (NumPy 2) or (1, 1): an exact tuple whose items
+ * are the interpreter's objects for the ints 1 and 0 or 1. CPython keeps one object per small
+ * int, and an int never changes, so the identity test is a value test; any other object
+ * (another value, an int subclass, a tuple subclass, an int that is not the shared one) gives 0
+ * and parse_max_version decides, by the same rule: major 1 is versioned, the minor capped at
+ * ours. */
+_Static_assert(HRDL_MAJOR == 1, "max_version_common reads major 1 as this major");
+static int max_version_common(hrpy_state *st, PyObject *obj, struct export_req *req) {
+    if (!PyTuple_CheckExact(obj) || PyTuple_GET_SIZE(obj) != 2) return 0;
+    PyObject *one = st->dlpack_obj[O_INT1], *minor = PyTuple_GET_ITEM(obj, 1);
+    if (PyTuple_GET_ITEM(obj, 0) != one) return 0;
+    uint32_t m;
+    if (minor == st->dlpack_obj[O_INT0]) m = 0;
+    else if (minor == one) m = 1;
+    else return 0;
+    req->versioned = 1;
+    req->minor = m > HRDL_MINOR ? HRDL_MINOR : m;
+    return 1;
+}
+
 PyObject *hrpy_tensor_dlpack(PyObject *self, PyTypeObject *cls, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[4];
     hrpy_state *st = PyType_GetModuleState(cls);
-    struct export_req req;
-    memset(&req, 0, sizeof req);
+    struct export_req req = {.who = "__dlpack__"};
     if (!bind_dlpack_interned(st, args, nargs, kwnames, a) &&
         hrpy_bind("__dlpack__", args, nargs, kwnames, dlpack_names, 4, 0, 0, a) < 0)
         return NULL;
-    req.who = "__dlpack__";
-    if (parse_max_version(a[1], &req) < 0 || copy_arg(a[3], &req.copy) < 0) return NULL;
+    if (a[1] != NULL && a[1] != Py_None && max_version_common(st, a[1], &req)) {
+        /* versioned, minor set */
+    } else if (parse_max_version(a[1], &req) < 0) {
+        return NULL;
+    }
+    if (copy_arg(a[3], &req.copy) < 0) return NULL;
     return export_capsule(st, self, a[0], a[2], &req);
 }
 
@@ -752,8 +866,9 @@ PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyTypeObject *cls, PyObject 
     hrpy_state *st = PyType_GetModuleState(cls);
     const struct hurray_descriptor *d = NULL;
     PyObject *device = NULL;
-    if (hrpy_bind("__dlpack_device__", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0)
-        return NULL;
+    if ((PyVectorcall_NARGS(nargs) != 0 || kwnames != NULL) &&
+        hrpy_bind("__dlpack_device__", args, nargs, kwnames, NULL, 0, 0, 0, NULL) < 0)
+        return NULL; /* no arguments (the call every consumer makes) binds nothing */
     if (!hrpy_tensor_peek(st, self, &d, &device)) {
         PyErr_SetString(PyExc_TypeError, "__dlpack_device__: not a hurray.Tensor");
         return NULL;
@@ -766,7 +881,18 @@ PyObject *hrpy_tensor_dlpack_device(PyObject *self, PyTypeObject *cls, PyObject 
     /* devices.md § Hurray -> DLPack: from the pair, never the raw tag (HR-DEV-5) */
     int status = hurray_device_to_dlpack(tag, memory_class, &dl, &err);
     if (status != HURRAY_OK) return hrpy_raise_status(st, HRPY_CTX_DESCRIPTOR, status, &err);
-    return Py_BuildValue("(ll)", (long)dl, (long)device_id);
+    PyObject *pair = PyTuple_New(2);
+    if (pair == NULL) return NULL;
+    PyObject *type = PyLong_FromLong((long)dl);
+    if (type == NULL) goto fail;
+    PyTuple_SET_ITEM(pair, 0, type);
+    PyObject *id = PyLong_FromLong((long)device_id);
+    if (id == NULL) goto fail;
+    PyTuple_SET_ITEM(pair, 1, id);
+    return pair;
+fail:
+    Py_DECREF(pair);
+    return NULL;
 }
 
 const char hrpy_doc_dlpack[] =
@@ -1574,6 +1700,8 @@ int hrpy_dlpack_init(PyObject *module, hrpy_state *st) {
     st->dlpack_obj[O_KW_MAX_COPY] =
         PyTuple_Pack(2, st->dlpack_obj[O_KW_FIRST + 1], st->dlpack_obj[O_KW_FIRST + 3]);
     st->dlpack_obj[O_V11] = Py_BuildValue("(ii)", (int)HRDL_MAJOR, (int)HRDL_MINOR);
+    st->dlpack_obj[O_INT0] = PyLong_FromLong(0);
+    st->dlpack_obj[O_INT1] = PyLong_FromLong(1);
     st->dlpack_obj[O_TORCH] = PyUnicode_InternFromString("torch");
     st->dlpack_obj[O_TORCH_DLPACK] = PyUnicode_InternFromString("torch.utils.dlpack");
     st->dlpack_obj[O_FROM_DLPACK] = PyUnicode_InternFromString("from_dlpack");

@@ -106,12 +106,12 @@ typedef struct {
     PyTypeObject *StreamItem_Type; /* a struct sequence (name, value, metadata) */
 
     /* DLPack (dlpack.c): the owner of an imported capsule's managed tensor, and
-     * interned names, kwnames tuples and the (1, 1) max_version */
+     * interned names, kwnames tuples, the (1, 1) max_version and the ints 0 and 1 */
     PyTypeObject *DLPackOwner_Type;
     /* the native protocol (native.c): what a tensor from from_hurray holds */
     PyTypeObject *NativeOwner_Type;
     PyObject *str_hurray; /* "__hurray__" */
-#define HRPY_DLPACK_OBJ_COUNT 15
+#define HRPY_DLPACK_OBJ_COUNT 17
     PyObject *dlpack_obj[HRPY_DLPACK_OBJ_COUNT];
     /* the limits a producer's own tensor is validated against (tensor.c authoring_limits,
      * filled once at module init: not rebuilt per tensor) */
