@@ -132,7 +132,8 @@ int hri_slack_check(struct hri_slack_budget *budget, const struct hurray_descrip
 
 /* stream.md HR-STREAM-16 (informative): the reservation its owner released
  * last, if at most HRI_KEEP_MAX_BYTES, is kept -- its contents discarded to the
- * system (which may take the pages back) -- for the next reservation of the
+ * system (which may take the pages back) unless it is at most
+ * HRI_KEEP_RESIDENT_BYTES, whose pages stay -- for the next reservation of the
  * same size and alignment, which then pays no page faults for pages the system
  * left in place. A stream of same-sized items read one after another thus
  * reuses one block. One slot for the process; whoever finds it holding a
@@ -152,7 +153,8 @@ static void keep_reservation(uint8_t *data, const struct buffer_header *h) {
         hri_os_release(h->raw, h->total);
         return;
     }
-    hri_os_discard(h->raw + first, (h->total - first) - (h->total - first) % page);
+    if (h->total > HRI_KEEP_RESIDENT_BYTES) /* a small one keeps its pages (HR-STREAM-16) */
+        hri_os_discard(h->raw + first, (h->total - first) - (h->total - first) % page);
     uint8_t *old = atomic_exchange(&kept_reservation, data);
     if (old) release_reservation(old);
 }

@@ -60,6 +60,11 @@ int hri_item_buffer_reserve(const struct hurray_allocator *allocator, uint64_t s
 /* The largest reservation (data and alignment) kept, once released, for the
  * next of the same size (item.c, stream.md HR-STREAM-16): 64 MiB of data. */
 #define HRI_KEEP_MAX_BYTES (((size_t)64 << 20) + 4096u)
+/* The largest kept reservation whose pages stay as they are (no discard): the
+ * next buffer of its size re-writes them in place. Giving up 1 MiB of pages
+ * (MADV_FREE) and writing them again costs about as much as copying the MiB
+ * once more; holding at most 2 MiB for the process avoids that. */
+#define HRI_KEEP_RESIDENT_BYTES (((size_t)2 << 20) + 4096u)
 /* Commits the first `upto` bytes of such a buffer (rounded up to pages); a
  * no-op for one allocated whole. `upto` <= its size. */
 int hri_item_buffer_commit(uint8_t *data, uint64_t upto, struct hurray_error *err);

@@ -2194,9 +2194,8 @@ static void test_HR_STREAM_16_reserved_buffers(void **state) {
  * address, every byte the new item's (nothing of the old one shows through),
  * also when the item before failed partway; a buffer of another size gets a
  * block of its own. */
-static void test_HR_STREAM_16_released_reservation_reused(void **state) {
-    (void)state;
-    const uint64_t n[1] = {(2u << 20) + 3}, m[1] = {(1u << 20) + 9};
+static void reservation_reused(uint64_t size) {
+    const uint64_t n[1] = {size}, m[1] = {(1u << 20) + 9};
     struct hurray_item *t[4] = {tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 21),
                                 tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 22),
                                 tb_tensor(HURRAY_DTYPE_UINT8, 1, n, 23),
@@ -2234,6 +2233,14 @@ static void test_HR_STREAM_16_released_reservation_reused(void **state) {
         hurray_item_destroy(t[i]);
         free(b[i].p);
     }
+}
+
+/* Both kinds of kept block: one of at most 2 MiB keeps its pages as they are
+ * (HRI_KEEP_RESIDENT_BYTES); a larger one's pages are given up (MADV_FREE). */
+static void test_HR_STREAM_16_released_reservation_reused(void **state) {
+    (void)state;
+    reservation_reused((2u << 20) + 3);
+    reservation_reused((3u << 20) + 3);
 }
 
 /* HR-STREAM-15: a read that finds its bytes waiting never waits, so a close
