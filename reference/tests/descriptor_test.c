@@ -313,114 +313,45 @@ static struct hurray_descriptor *b_unknown_layout_empty(void) {
     return test_desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL);
 }
 
-static void quant_init(struct hurray_quant *q, uint8_t scheme) {
-    memset(q, 0, sizeof *q);
-    q->scheme = scheme;
-    q->scale_buffer = q->zero_point_buffer = HURRAY_NO_BUFFER;
-    q->absmax_buffer = q->nested_absmax_buffer = q->quant_map_buffer = HURRAY_NO_BUFFER;
-}
-static struct hurray_descriptor *b_q_per_tensor(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
-    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
-    test_quant(d)->scale = 0.25;
-    test_quant(d)->zero_point = -3;
-    return d;
-}
 static struct hurray_descriptor *b_q_per_tensor_coo(void) {
     struct hurray_descriptor *d = b_coo();
     d->dtype = HURRAY_DTYPE_UINT8;
-    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
     test_quant(d)->scale = 3.0;
     test_quant(d)->zero_point = 128;
-    return d;
-}
-static struct hurray_descriptor *b_q_per_channel(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
-    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
-    test_quant(d)->axis = 1;
-    test_quant(d)->scale_buffer = 1;
-    test_quant(d)->zero_point_buffer = 2;
-    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
-    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
     return d;
 }
 static struct hurray_descriptor *b_q_per_channel_symmetric(void) {
     struct hurray_descriptor *d =
         test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_COL_MAJOR, 2, (uint64_t[]){3, 8});
-    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
     test_quant(d)->axis = 0;
     test_quant(d)->scale_buffer = 1;
     test_quant(d)->scale_dtype = HURRAY_DTYPE_BFLOAT16;
     return d;
 }
-static struct hurray_descriptor *b_q_block(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
-    quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
-    test_quant(d)->axis = 1;
-    test_quant(d)->scale_buffer = 1;
-    test_quant(d)->zero_point_buffer = 2;
-    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT16;
-    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_UINT8;
-    test_quant(d)->block_size = 32;
-    return d;
-}
 static struct hurray_descriptor *b_q_nf4(void) {
     struct hurray_descriptor *d =
         test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 1, (uint64_t[]){256});
-    quant_init(test_quant(d), HURRAY_QUANT_NF4);
+    test_quant_init(test_quant(d), HURRAY_QUANT_NF4);
     test_quant(d)->absmax_buffer = 1;
     test_quant(d)->block_size = 64;
-    return d;
-}
-static struct hurray_descriptor *b_q_nf4_double(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
-    quant_init(test_quant(d), HURRAY_QUANT_NF4);
-    test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
-    test_quant(d)->absmax_buffer = 1;
-    test_quant(d)->nested_absmax_buffer = 2;
-    test_quant(d)->quant_map_buffer = 3;
-    test_quant(d)->block_size = 64;
-    test_quant(d)->nested_block_size = 256;
-    test_quant(d)->nested_offset = 0.125f;
-    return d;
-}
-static struct hurray_descriptor *b_q_mx(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
-    quant_init(test_quant(d), HURRAY_QUANT_MX);
-    test_quant(d)->axis = 1;
-    test_quant(d)->scale_buffer = 1;
-    test_quant(d)->block_size = 32;
     return d;
 }
 static struct hurray_descriptor *b_q_mx_int8(void) {
     struct hurray_descriptor *d =
         test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_STRIDED, 2, (uint64_t[]){64, 3});
     set_strides(d, (int64_t[]){3, 1});
-    quant_init(test_quant(d), HURRAY_QUANT_MX);
+    test_quant_init(test_quant(d), HURRAY_QUANT_MX);
     test_quant(d)->axis = 0;
     test_quant(d)->scale_buffer = 1;
     test_quant(d)->block_size = 32;
     return d;
 }
-static struct hurray_descriptor *b_q_nvfp4(void) {
-    struct hurray_descriptor *d =
-        test_desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
-    quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
-    test_quant(d)->axis = 1;
-    test_quant(d)->scale_buffer = 1;
-    test_quant(d)->block_size = 16;
-    test_quant(d)->tensor_scale = 2.0f;
-    return d;
-}
 static struct hurray_descriptor *b_q_paged(void) {
     struct hurray_descriptor *d = b_block_paged();
     d->dtype = HURRAY_DTYPE_INT8;
-    quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
     test_quant(d)->axis = 2;
     test_quant(d)->scale_buffer = 3;
     test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
@@ -429,7 +360,7 @@ static struct hurray_descriptor *b_q_paged(void) {
 static struct hurray_descriptor *b_q_private_layout(void) {
     struct hurray_descriptor *d = b_private_layout();
     d->dtype = HURRAY_DTYPE_INT8;
-    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
     test_quant(d)->scale = 1.5;
     return d;
 }
@@ -491,7 +422,7 @@ static struct hurray_descriptor *b_unknown_sections(void) {
     return d;
 }
 static struct hurray_descriptor *b_all_sections(void) {
-    struct hurray_descriptor *d = b_q_per_tensor();
+    struct hurray_descriptor *d = test_q_per_tensor();
     struct hurray_descriptor *s = b_shard();
     struct test_shard t;
     test_set_shape(d, 2, (uint64_t[]){2, 3});
@@ -589,9 +520,9 @@ static const struct {
     B(b_composite_overlay_replace), B(b_composite_overlay_add), B(b_composite_overlay_max),
     B(b_composite_overlay_min), B(b_composite_group), B(b_private_layout),
     B(b_private_layout_empty), B(b_unknown_layout), B(b_unknown_layout_empty),
-    B(b_q_per_tensor), B(b_q_per_tensor_coo), B(b_q_per_channel),
-    B(b_q_per_channel_symmetric), B(b_q_block), B(b_q_nf4), B(b_q_nf4_double), B(b_q_mx),
-    B(b_q_mx_int8), B(b_q_nvfp4), B(b_q_paged), B(b_q_private_layout), B(b_statistics),
+    {"b_q_per_tensor", test_q_per_tensor}, B(b_q_per_tensor_coo), {"b_q_per_channel", test_q_per_channel},
+    B(b_q_per_channel_symmetric), {"b_q_block", test_q_block}, B(b_q_nf4), {"b_q_nf4_double", test_q_nf4_double}, {"b_q_mx", test_q_mx},
+    B(b_q_mx_int8), {"b_q_nvfp4", test_q_nvfp4}, B(b_q_paged), B(b_q_private_layout), B(b_statistics),
     B(b_statistics_minmax), B(b_statistics_nan_dynamic), B(b_shard), B(b_role_base),
     B(b_role_correction), B(b_unknown_sections), B(b_all_sections), B(b_everything_opaque),
     B(b_dynamic), B(b_dynamic_coo), B(b_rank64), B(b_rank64_strided_shard), B(b_zero_dims),
@@ -1356,7 +1287,7 @@ static void test_HR_LAYOUT_30_composite_params(void **state) {
     test_set_buffer(d, 0, 64);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_BUFFER_COUNT);
     test_set_buffer_count(d, 0);
-    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
     test_quant(d)->scale = 1;
     d->dtype = HURRAY_DTYPE_INT8;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_COMBINATION);
@@ -1903,7 +1834,7 @@ static void test_HR_DESC_6_validate_refuses_what_decode_refuses(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RESERVED_TAG);
     d->role = HURRAY_ROLE_BASE;
     /* quantization scheme tag */
-    quant_init(test_quant(d), 0x09);
+    test_quant_init(test_quant(d), 0x09);
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_E_RESERVED_TAG);
     d->quant = NULL;
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK);
@@ -1949,7 +1880,7 @@ static void test_HR_SECT_3_built_unknown_sections(void **state) {
     assert_status(hurray_descriptor_validate(d, NULL, &err), HURRAY_OK); /* + statistics */
     d->has_role = 1;
     d->dtype = HURRAY_DTYPE_INT8;
-    quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
     test_quant(d)->scale = 1;
     d->role = HURRAY_ROLE_BASE;
     struct test_shard sh;
@@ -2518,7 +2449,7 @@ static void test_descriptor_setters(void **state) {
     assert_int_equal(ta.live_allocs, 1);
     /* Sections. */
     struct hurray_quant q;
-    quant_init(&q, HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant_init(&q, HURRAY_QUANT_PER_TENSOR_AFFINE);
     assert_status(hurray_descriptor_set_quant(&d, &q, &err), HURRAY_OK);
     assert_non_null(d.quant);
     assert_true(d.quant != &q && (const void *)d.quant == d.storage); /* copied, first */

@@ -37,13 +37,6 @@ static uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* ==== descriptors and items ===================================================== */
 
-static void quant_init(struct hurray_quant *q, uint8_t scheme) {
-    memset(q, 0, sizeof *q);
-    q->scheme = scheme;
-    q->scale_buffer = q->zero_point_buffer = HURRAY_NO_BUFFER;
-    q->absmax_buffer = q->nested_absmax_buffer = q->quant_map_buffer = HURRAY_NO_BUFFER;
-}
-
 static const uint8_t ext_bytes[32] = "private extension data, 32 byte";
 
 /* One valid descriptor per layout and per quantization scheme. */
@@ -125,61 +118,16 @@ static struct hurray_descriptor *catalogue(unsigned k) {
         test_set_buffer(d, 0, 36);
         return d;
     case 15: return test_desc_new(HURRAY_DTYPE_UINT8, 0x40, 0, NULL); /* no buffers at all */
-    case 16:
-        d = test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
-        quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
-        test_quant(d)->scale = 0.25;
-        test_quant(d)->zero_point = -3;
-        return d;
-    case 17:
-        d = test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
-        quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
-        test_quant(d)->axis = 1;
-        test_quant(d)->scale_buffer = 1;
-        test_quant(d)->zero_point_buffer = 2;
-        test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
-        test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
-        return d;
-    case 18:
-        d = test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
-        quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
-        test_quant(d)->axis = 1;
-        test_quant(d)->scale_buffer = 1;
-        test_quant(d)->zero_point_buffer = 2;
-        test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT16;
-        test_quant(d)->zero_point_dtype = HURRAY_DTYPE_UINT8;
-        test_quant(d)->block_size = 32;
-        return d;
-    case 19:
-        d = test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
-        quant_init(test_quant(d), HURRAY_QUANT_NF4);
-        test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
-        test_quant(d)->absmax_buffer = 1;
-        test_quant(d)->nested_absmax_buffer = 2;
-        test_quant(d)->quant_map_buffer = 3;
-        test_quant(d)->block_size = 64;
-        test_quant(d)->nested_block_size = 256;
-        test_quant(d)->nested_offset = 0.125f;
-        return d;
-    case 20:
-        d = test_desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
-        quant_init(test_quant(d), HURRAY_QUANT_MX);
-        test_quant(d)->axis = 1;
-        test_quant(d)->scale_buffer = 1;
-        test_quant(d)->block_size = 32;
-        return d;
-    case 21:
-        d = test_desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
-        quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
-        test_quant(d)->axis = 1;
-        test_quant(d)->scale_buffer = 1;
-        test_quant(d)->block_size = 16;
-        test_quant(d)->tensor_scale = 2.0f;
-        return d;
+    case 16: return test_q_per_tensor();
+    case 17: return test_q_per_channel();
+    case 18: return test_q_block();
+    case 19: return test_q_nf4_double();
+    case 20: return test_q_mx();
+    case 21: return test_q_nvfp4();
     case 22:
         d = catalogue(12);
         d->dtype = HURRAY_DTYPE_INT8;
-        quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+        test_quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
         test_quant(d)->axis = 2;
         test_quant(d)->scale_buffer = 3;
         test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hurray/dtype.h"
+#include "hurray/quant.h"
 #include "test_support.h"
 
 /* ---- failure-injecting allocator ---------------------------------------- */
@@ -347,4 +349,80 @@ void test_put_u64(uint8_t *p, uint64_t v) {
 
 void test_put_u32(uint8_t *p, uint32_t v) {
     for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+void test_quant_init(struct hurray_quant *q, uint8_t scheme) {
+    memset(q, 0, sizeof *q);
+    q->scheme = scheme;
+    q->scale_buffer = q->zero_point_buffer = HURRAY_NO_BUFFER;
+    q->absmax_buffer = q->nested_absmax_buffer = q->quant_map_buffer = HURRAY_NO_BUFFER;
+}
+
+struct hurray_descriptor *test_q_per_tensor(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 4});
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_TENSOR_AFFINE);
+    test_quant(d)->scale = 0.25;
+    test_quant(d)->zero_point = -3;
+    return d;
+}
+
+struct hurray_descriptor *test_q_per_channel(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_INT8, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 8});
+    test_quant_init(test_quant(d), HURRAY_QUANT_PER_CHANNEL_AFFINE);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->zero_point_buffer = 2;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT32;
+    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_INT8;
+    return d;
+}
+
+struct hurray_descriptor *test_q_block(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){4, 64});
+    test_quant_init(test_quant(d), HURRAY_QUANT_BLOCK_AFFINE);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->zero_point_buffer = 2;
+    test_quant(d)->scale_dtype = HURRAY_DTYPE_FLOAT16;
+    test_quant(d)->zero_point_dtype = HURRAY_DTYPE_UINT8;
+    test_quant(d)->block_size = 32;
+    return d;
+}
+
+struct hurray_descriptor *test_q_nf4_double(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_UINT4, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){64, 128});
+    test_quant_init(test_quant(d), HURRAY_QUANT_NF4);
+    test_quant(d)->flags = HURRAY_NF4_DOUBLE_QUANT;
+    test_quant(d)->absmax_buffer = 1;
+    test_quant(d)->nested_absmax_buffer = 2;
+    test_quant(d)->quant_map_buffer = 3;
+    test_quant(d)->block_size = 64;
+    test_quant(d)->nested_block_size = 256;
+    test_quant(d)->nested_offset = 0.125f;
+    return d;
+}
+
+struct hurray_descriptor *test_q_mx(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_FLOAT8_E4M3FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 64});
+    test_quant_init(test_quant(d), HURRAY_QUANT_MX);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->block_size = 32;
+    return d;
+}
+
+struct hurray_descriptor *test_q_nvfp4(void) {
+    struct hurray_descriptor *d =
+        test_desc_new(HURRAY_DTYPE_FLOAT4_E2M1FN, HURRAY_LAYOUT_ROW_MAJOR, 2, (uint64_t[]){2, 32});
+    test_quant_init(test_quant(d), HURRAY_QUANT_NVFP4);
+    test_quant(d)->axis = 1;
+    test_quant(d)->scale_buffer = 1;
+    test_quant(d)->block_size = 16;
+    test_quant(d)->tensor_scale = 2.0f;
+    return d;
 }

@@ -90,6 +90,19 @@ void test_error_poison(struct hurray_error *err);
 struct hurray_descriptor *test_desc_new(uint8_t dtype, uint8_t layout, unsigned rank,
                                         const uint64_t *shape);
 
+/* A zeroed quantization record of `scheme`, every buffer index HURRAY_NO_BUFFER. */
+void test_quant_init(struct hurray_quant *q, uint8_t scheme);
+
+/* One valid quantized descriptor per scheme (per-tensor and per-channel affine, block affine,
+ * NF4 with double quantization, MX, NVFP4), for the catalogues of descriptor_test.c and
+ * file_test.c; the quantization record is test_quant's. */
+struct hurray_descriptor *test_q_per_tensor(void);
+struct hurray_descriptor *test_q_per_channel(void);
+struct hurray_descriptor *test_q_block(void);
+struct hurray_descriptor *test_q_nf4_double(void);
+struct hurray_descriptor *test_q_mx(void);
+struct hurray_descriptor *test_q_nvfp4(void);
+
 /* Little-endian fields of an encoding, read and patched by hand. */
 uint64_t test_get_u64(const uint8_t *p);
 uint32_t test_get_u32(const uint8_t *p);
