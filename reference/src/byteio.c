@@ -90,56 +90,6 @@ int hri_read_bytes(struct hri_cursor *c, size_t n, const uint8_t **p, const char
     return HURRAY_OK;
 }
 
-void hri_w_bytes(struct hri_writer *w, const void *p, size_t n) {
-    if (w->overflowed) return;
-    if (n > w->cap - w->pos) {
-        w->overflowed = 1;
-        return;
-    }
-    if (w->dst && n) memcpy(w->dst + w->pos, p, n);
-    w->pos += n;
-}
-
-void hri_w_zero(struct hri_writer *w, size_t n) {
-    if (w->overflowed) return;
-    if (n > w->cap - w->pos) {
-        w->overflowed = 1;
-        return;
-    }
-    if (w->dst && n) memset(w->dst + w->pos, 0, n);
-    w->pos += n;
-}
-
-void hri_w_u8(struct hri_writer *w, uint8_t v) { hri_w_bytes(w, &v, 1); }
-
-void hri_w_u16(struct hri_writer *w, uint16_t v) {
-    uint8_t b[2];
-    hri_store_u16le(b, v);
-    hri_w_bytes(w, b, 2);
-}
-
-void hri_w_u32(struct hri_writer *w, uint32_t v) {
-    uint8_t b[4];
-    hri_store_u32le(b, v);
-    hri_w_bytes(w, b, 4);
-}
-
-void hri_w_u64(struct hri_writer *w, uint64_t v) {
-    uint8_t b[8];
-    hri_store_u64le(b, v);
-    hri_w_bytes(w, b, 8);
-}
-
-void hri_w_i64(struct hri_writer *w, int64_t v) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    hri_w_u64(w, u);
-}
-
-void hri_w_f32(struct hri_writer *w, float v) { hri_w_u32(w, hri_f32_bits(v)); }
-void hri_w_f64(struct hri_writer *w, double v) { hri_w_u64(w, hri_f64_bits(v)); }
-void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
-
 static void *default_alloc(void *ctx, size_t size) {
     (void)ctx;
     return malloc(size ? size : 1);

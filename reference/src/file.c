@@ -1776,9 +1776,10 @@ static void fill_item(struct file_plan *p, size_t *at, const struct hurray_item 
     }
 }
 
+/* First pass: the names checked, the entries, buffers and generated names counted, and
+ * the tables allocated (filled by plan_make's pass). */
 static int plan_entries(struct file_plan *p, const struct hurray_file_contents *c,
                         struct hurray_error *err) {
-    size_t at = 0;
     HR_FAIL_IF(c->count && !c->entries, err, HURRAY_E_ARGUMENT, "entries",
                "file: NULL entries");
     for (size_t i = 0; i < c->count; i++) {
@@ -1805,8 +1806,6 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
     HR_TRY(alloc_array(p->a, p->names_len, 1, (void **)&p->names, err));
     HR_TRY(alloc_array(p->a, offsets, sizeof *p->offsets, (void **)&p->offsets, err));
     p->n_offsets = offsets;
-    for (size_t i = 0; i < c->count; i++)
-        fill_item(p, &at, c->entries[i].item, c->entries[i].name, strlen(c->entries[i].name), 1);
     return HURRAY_OK;
 }
 
@@ -1863,18 +1862,17 @@ static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_
     return HURRAY_OK;
 }
 
-/* Every top-level item through the composite validator, once every
- * descriptor has been found valid on its own. */
-static int check_plan_trees(const struct file_plan *p, struct hurray_error *err) {
+/* A top-level item through the composite validator, once every descriptor of its tree has
+ * been found valid on its own. */
+static int check_plan_tree(const struct file_plan *p, size_t i, struct hurray_error *err) {
     struct hurray_limits fmt;
-    hri_limits_format_max(&fmt);
-    for (size_t i = 0; i < p->count; i++) {
-        if (!p->entries[i].top) continue;
-        HR_TRY(name_entry(hurray_composite_validate(p->entries[i].item, p->lim ? p->lim : &fmt,
-                                                    err),
-                          &p->entries[i], i, err));
+    const struct hurray_limits *lim = p->lim;
+    if (!lim) {
+        hri_limits_format_max(&fmt);
+        lim = &fmt;
     }
-    return HURRAY_OK;
+    return name_entry(hurray_composite_validate(p->entries[i].item, lim, err), &p->entries[i], i,
+                      err);
 }
 
 static int plan_name_compare(const struct plan_entry *a, const struct plan_entry *b) {
@@ -1890,29 +1888,41 @@ static uint64_t plan_name_hash(const struct plan_entry *e) { /* FNV-1a */
     return h;
 }
 
-/* No two entries share a name (HR-FILE-5): one pass over a hash table of entry indices
- * (open addressing, at least twice as many slots as entries), linear in the names' bytes.
- * The entry refused is the one a sort by name would meet first: the second occurrence of
- * the smallest duplicated name. */
-static int plan_check_duplicates(struct file_plan *p, struct hurray_error *err) {
-    size_t cap = 16, *slot = NULL; /* entry index + 1; 0 = empty */
-    const struct plan_entry *dup = NULL;
+/* No two entries share a name (HR-FILE-5): a hash table of entry indices (open addressing,
+ * at least twice as many slots as entries), each entry added as the pass meets it, linear
+ * in the names' bytes. The entry refused is the one a sort by name would meet first: the
+ * second occurrence of the smallest duplicated name. */
+struct dup_table {
+    size_t cap, *slot; /* entry index + 1; 0 = empty */
+    const struct plan_entry *dup;
+};
+
+static int dup_init(const struct file_plan *p, struct dup_table *t, struct hurray_error *err) {
+    t->cap = 16;
+    t->slot = NULL;
+    t->dup = NULL;
     if (p->count < 2) return HURRAY_OK;
     HR_FAIL_IF(p->count > SIZE_MAX / 4, err, HURRAY_E_NOMEM, "file", "file: table too large");
-    while (cap / 2 < p->count) cap *= 2;
-    HR_TRY(alloc_array(p->a, cap, sizeof *slot, (void **)&slot, err)); /* zeroed */
-    for (size_t i = 0; i < p->count; i++) {
-        const struct plan_entry *e = &p->entries[i];
-        size_t at = (size_t)plan_name_hash(e) & (cap - 1);
-        for (; slot[at] != 0; at = (at + 1) & (cap - 1)) {
-            const struct plan_entry *o = &p->entries[slot[at] - 1];
-            if (o->name_len == e->name_len && memcmp(o->name, e->name, e->name_len) == 0)
-                break;
-        }
-        if (slot[at] == 0) slot[at] = i + 1;
-        else if (dup == NULL || plan_name_compare(e, dup) < 0) dup = e;
+    while (t->cap / 2 < p->count) t->cap *= 2;
+    return alloc_array(p->a, t->cap, sizeof *t->slot, (void **)&t->slot, err); /* zeroed */
+}
+
+static void dup_add(const struct file_plan *p, struct dup_table *t, size_t i) {
+    const struct plan_entry *e = &p->entries[i];
+    if (!t->slot) return;
+    size_t at = (size_t)plan_name_hash(e) & (t->cap - 1);
+    for (; t->slot[at] != 0; at = (at + 1) & (t->cap - 1)) {
+        const struct plan_entry *o = &p->entries[t->slot[at] - 1];
+        if (o->name_len == e->name_len && memcmp(o->name, e->name, e->name_len) == 0) break;
     }
-    hri_free(p->a, slot, cap * sizeof *slot);
+    if (t->slot[at] == 0) t->slot[at] = i + 1;
+    else if (t->dup == NULL || plan_name_compare(e, t->dup) < 0) t->dup = e;
+}
+
+static int dup_finish(const struct file_plan *p, struct dup_table *t, struct hurray_error *err) {
+    const struct plan_entry *dup = t->dup;
+    hri_free(p->a, t->slot, t->slot ? t->cap * sizeof *t->slot : 0);
+    t->slot = NULL;
     if (dup == NULL) return HURRAY_OK;
     char f[HURRAY_ERROR_FIELD_MAX];
     return hri_fail(err, HURRAY_E_DUPLICATE, entry_field(f, (size_t)(dup - p->entries), "name"),
@@ -1921,23 +1931,25 @@ static int plan_check_duplicates(struct file_plan *p, struct hurray_error *err) 
                     f, (int)(dup->name_len > 64 ? 64 : dup->name_len), dup->name);
 }
 
-/* Canonical placement (HR-FILE-4, HR-FILE-2), with checked arithmetic. */
-static int plan_layout(struct file_plan *p, struct hurray_error *err) {
-    uint64_t idx = 8, pos = 0;
-    size_t k = 0;
-    int ovf = 0;
-    for (size_t i = 0; i < p->count; i++) {
-        const struct hurray_descriptor *d = p->entries[i].item->descriptor;
-        uint64_t n = ENTRY_HEADER_BYTES + round_up(p->entries[i].name_len, 8) +
-                     p->entries[i].desc_len + 8u * (uint64_t)d->buffer_count;
-        ovf |= hri_add_u64(idx, n, &idx);
-        if (is_composite_item(p->entries[i].item)) continue;
-        for (unsigned b = 0; b < d->buffer_count; b++, k++) {
-            ovf |= round_up_checked(pos, placement_alignment(d->buffers[b].alignment_log2),
-                                    &p->offsets[k]);
-            ovf |= hri_add_u64(p->offsets[k], d->buffers[b].size, &pos);
-        }
+/* Canonical placement (HR-FILE-4, HR-FILE-2) with checked arithmetic, entry by entry:
+ * *idx is the index length so far, *pos the data length so far, *k the next offset. */
+static int place_entry(struct file_plan *p, size_t i, uint64_t *idx, uint64_t *pos, size_t *k) {
+    const struct hurray_descriptor *d = p->entries[i].item->descriptor;
+    uint64_t n = ENTRY_HEADER_BYTES + round_up(p->entries[i].name_len, 8) +
+                 p->entries[i].desc_len + 8u * (uint64_t)d->buffer_count;
+    int ovf = hri_add_u64(*idx, n, idx);
+    if (is_composite_item(p->entries[i].item)) return ovf;
+    for (unsigned b = 0; b < d->buffer_count; b++, (*k)++) {
+        ovf |= round_up_checked(*pos, placement_alignment(d->buffers[b].alignment_log2),
+                                &p->offsets[*k]);
+        ovf |= hri_add_u64(p->offsets[*k], d->buffers[b].size, pos);
     }
+    return ovf;
+}
+
+/* The file's regions from the index and data lengths (HR-FILE-2). */
+static int plan_regions(struct file_plan *p, uint64_t idx, uint64_t pos, int ovf,
+                        struct hurray_error *err) {
     p->index_length = idx;
     ovf |= hri_add_u64(HURRAY_FILE_HEADER_BYTES + p->kv_length, idx, &p->meta_end);
     ovf |= round_up_checked(p->meta_end, PAGE, &p->data_offset);
@@ -1968,6 +1980,50 @@ static int check_kv_limits(const struct file_plan *p, const struct hurray_file_c
     return HURRAY_OK;
 }
 
+/* The second pass, one top-level entry at a time while its records are in the cache: its
+ * tree's entries filled in, each checked (its descriptor validated and measured), the tree
+ * validated, its names added to the duplicate table, its bytes placed. The refusals keep
+ * the order of a planner that did each step over every entry before the next: a
+ * descriptor first (the first in index order), then a tree, then a duplicate name, then the
+ * KV section, then an overflow; the first tree refusal is kept aside until every
+ * descriptor has been checked. */
+static int plan_pass(struct file_plan *p, const struct hurray_file_contents *c,
+                     struct hurray_error *err) {
+    struct dup_table dups;
+    struct hurray_error tree_err;
+    int tree_st = HURRAY_OK, ovf = 0;
+    uint64_t idx = 8, pos = 0;
+    size_t at = 0, k = 0;
+    hurray_error_clear(&tree_err);
+    HR_TRY(dup_init(p, &dups, err));
+    int st = HURRAY_OK;
+    for (size_t i = 0; st == HURRAY_OK && i < c->count; i++) {
+        size_t first = at;
+        fill_item(p, &at, c->entries[i].item, c->entries[i].name, strlen(c->entries[i].name),
+                  1);
+        for (size_t j = first; st == HURRAY_OK && j < at; j++)
+            st = check_plan_entry(&p->entries[j], j, p->lim, err);
+        if (st != HURRAY_OK) break;
+        if (tree_st == HURRAY_OK) tree_st = check_plan_tree(p, first, err ? &tree_err : NULL);
+        for (size_t j = first; j < at; j++) {
+            dup_add(p, &dups, j);
+            ovf |= place_entry(p, j, &idx, &pos, &k);
+        }
+    }
+    if (st == HURRAY_OK && tree_st != HURRAY_OK) {
+        if (err) *err = tree_err;
+        st = tree_st;
+    }
+    int dst = dup_finish(p, &dups, st == HURRAY_OK ? err : NULL);
+    if (st == HURRAY_OK) st = dst;
+    if (st == HURRAY_OK && c->kv_count)
+        st = in_region(hurray_kv_encoded_len(c->kv, c->kv_count, p->a, &p->kv_length, err), "kv",
+                       0, err);
+    if (st == HURRAY_OK) st = check_kv_limits(p, c, err);
+    if (st == HURRAY_OK) st = plan_regions(p, idx, pos, ovf, err);
+    return st;
+}
+
 static int plan_make(const struct hurray_file_contents *c, const struct hurray_allocator *a,
                      const struct hurray_limits *lim, struct file_plan *p,
                      struct hurray_error *err) {
@@ -1981,15 +2037,7 @@ static int plan_make(const struct hurray_file_contents *c, const struct hurray_a
     }
     HR_FAIL_IF(!c, err, HURRAY_E_ARGUMENT, "contents", "file: NULL contents");
     int st = plan_entries(p, c, err);
-    for (size_t i = 0; st == HURRAY_OK && i < p->count; i++)
-        st = check_plan_entry(&p->entries[i], i, p->lim, err);
-    if (st == HURRAY_OK) st = check_plan_trees(p, err);
-    if (st == HURRAY_OK) st = plan_check_duplicates(p, err);
-    if (st == HURRAY_OK && c->kv_count)
-        st = in_region(hurray_kv_encoded_len(c->kv, c->kv_count, a, &p->kv_length, err), "kv", 0,
-                       err);
-    if (st == HURRAY_OK) st = check_kv_limits(p, c, err);
-    if (st == HURRAY_OK) st = plan_layout(p, err);
+    if (st == HURRAY_OK) st = plan_pass(p, c, err);
     p->lim = NULL; /* `eff` ends here; only planning reads the limits */
     if (st != HURRAY_OK) plan_free(p);
     return st;
@@ -2011,47 +2059,6 @@ static void write_header(struct hri_writer *w, const struct file_plan *p) {
     hri_w_u64(w, p->data_length);
 }
 
-static int write_index(struct hri_writer *w, const struct file_plan *p,
-                       struct hurray_error *err) {
-    size_t k = 0;
-    hri_w_u64(w, p->count);
-    for (size_t i = 0; i < p->count; i++) {
-        const struct plan_entry *e = &p->entries[i];
-        const struct hurray_descriptor *d = e->item->descriptor;
-        hri_w_u32(w, (uint32_t)e->name_len);
-        hri_w_u8(w, is_composite_item(e->item) ? HURRAY_FILE_KIND_COMPOSITE
-                                               : HURRAY_FILE_KIND_TENSOR);
-        hri_w_zero(w, 3);
-        hri_w_bytes(w, e->name, e->name_len);
-        hri_w_pad8(w);
-        HR_FAIL_IF(w->overflowed, err, HURRAY_E_INTERNAL, "index",
-                   "index: planned length exceeded");
-        /* validated and measured while planning (plan_measure): written once, here */
-        HR_TRY(hri_descriptor_write(w, d, e->desc_len, err));
-        for (unsigned b = 0; b < d->buffer_count; b++) hri_w_u64(w, p->offsets[k++]);
-    }
-    return HURRAY_OK;
-}
-
-/* Header, index and KV in one block of meta_end bytes. */
-static int build_meta(const struct file_plan *p, const struct hurray_file_contents *c,
-                      uint8_t *meta, struct hurray_error *err) {
-    struct hri_writer w;
-    size_t kv_written = 0;
-    hri_writer_init(&w, meta, (size_t)p->meta_end);
-    write_header(&w, p);
-    HR_TRY(write_index(&w, p, err));
-    if (p->kv_length) {
-        HR_TRY(hurray_kv_encode(c->kv, c->kv_count, p->a, meta + w.pos, w.cap - w.pos,
-                                &kv_written, err));
-        w.pos += kv_written;
-    }
-    HR_FAIL_IF(w.overflowed || w.pos != p->meta_end, err, HURRAY_E_INTERNAL, "file",
-               "file: metadata is %zu bytes, planned %llu", w.pos,
-               (unsigned long long)p->meta_end);
-    return HURRAY_OK;
-}
-
 /* The file as a list of byte ranges: metadata, zero padding (from one zero
  * page: every pad is shorter than 4096 bytes), buffers. At most
  * 3 + 2 * n_offsets ranges. */
@@ -2060,6 +2067,7 @@ struct ranges {
     struct hri_os_iovec *v;
     size_t n, cap;
     uint64_t total;
+    uint64_t pos; /* data-relative: where the next buffer's padding starts */
 };
 
 static void put_range(struct ranges *r, const void *base, uint64_t len) {
@@ -2070,21 +2078,60 @@ static void put_range(struct ranges *r, const void *base, uint64_t len) {
     r->total += len;
 }
 
-static void plan_ranges(const struct file_plan *p, const uint8_t *meta, struct ranges *r) {
-    uint64_t pos = 0;
+/* A tensor entry's buffers, each after the zeros up to its planned offset. */
+static void put_buffers(struct ranges *r, const struct file_plan *p, const struct hurray_item *it,
+                        size_t k) {
+    for (unsigned b = 0; b < it->descriptor->buffer_count; b++, k++) {
+        put_range(r, zero_page, p->offsets[k] - r->pos);
+        put_range(r, it->buffers[b].data, it->buffers[b].size);
+        r->pos = p->offsets[k] + it->buffers[b].size;
+    }
+}
+
+/* The index, and beside each tensor entry its ranges (one pass over the entries). */
+static int write_index(struct hri_writer *w, const struct file_plan *p, struct ranges *r,
+                       struct hurray_error *err) {
     size_t k = 0;
+    hri_w_u64(w, p->count);
+    for (size_t i = 0; i < p->count; i++) {
+        const struct plan_entry *e = &p->entries[i];
+        const struct hurray_descriptor *d = e->item->descriptor;
+        int composite = is_composite_item(e->item);
+        hri_w_u32(w, (uint32_t)e->name_len);
+        hri_w_u8(w, composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR);
+        hri_w_zero(w, 3);
+        hri_w_bytes(w, e->name, e->name_len);
+        hri_w_pad8(w);
+        HR_FAIL_IF(w->overflowed, err, HURRAY_E_INTERNAL, "index",
+                   "index: planned length exceeded");
+        /* validated and measured while planning (check_plan_entry): written once, here */
+        HR_TRY(hri_descriptor_write(w, d, e->desc_len, err));
+        if (!composite) put_buffers(r, p, e->item, k);
+        for (unsigned b = 0; b < d->buffer_count; b++) hri_w_u64(w, p->offsets[k++]);
+    }
+    return HURRAY_OK;
+}
+
+/* Header, index and KV in one block of meta_end bytes, and the file's ranges in r. */
+static int build_meta(const struct file_plan *p, const struct hurray_file_contents *c,
+                      uint8_t *meta, struct ranges *r, struct hurray_error *err) {
+    struct hri_writer w;
+    size_t kv_written = 0;
+    hri_writer_init(&w, meta, (size_t)p->meta_end);
+    write_header(&w, p);
     put_range(r, meta, p->meta_end);
     put_range(r, zero_page, p->data_offset - p->meta_end);
-    for (size_t i = 0; i < p->count; i++) {
-        const struct hurray_item *it = p->entries[i].item;
-        if (is_composite_item(it)) continue;
-        for (unsigned b = 0; b < it->descriptor->buffer_count; b++, k++) {
-            put_range(r, zero_page, p->offsets[k] - pos);
-            put_range(r, it->buffers[b].data, it->buffers[b].size);
-            pos = p->offsets[k] + it->buffers[b].size;
-        }
+    HR_TRY(write_index(&w, p, r, err));
+    put_range(r, zero_page, p->data_length - r->pos);
+    if (p->kv_length) {
+        HR_TRY(hurray_kv_encode(c->kv, c->kv_count, p->a, meta + w.pos, w.cap - w.pos,
+                                &kv_written, err));
+        w.pos += kv_written;
     }
-    put_range(r, zero_page, p->data_length - pos);
+    HR_FAIL_IF(w.overflowed || w.pos != p->meta_end, err, HURRAY_E_INTERNAL, "file",
+               "file: metadata is %zu bytes, planned %llu", w.pos,
+               (unsigned long long)p->meta_end);
+    return HURRAY_OK;
 }
 
 /* The caller's progress hook (NULL-tolerant): a non-zero return cancels the write. */
@@ -2136,7 +2183,7 @@ static int write_ranges(hri_os_fd fd, const struct ranges *r,
 static int emit(const struct file_plan *p, const struct hurray_file_contents *c, uint8_t *dst,
                 hri_os_fd fd, const struct hurray_file_write_options *o,
                 struct hurray_error *err) {
-    struct ranges r = {NULL, 0, 0, 0};
+    struct ranges r = {NULL, 0, 0, 0, 0};
     uint8_t *meta = NULL;
     HR_FAIL_IF(p->n_offsets > (SIZE_MAX / sizeof *r.v - 3) / 2 || p->total > SIZE_MAX, err,
                HURRAY_E_NOMEM, "file", "file: too large for this address space");
@@ -2146,9 +2193,8 @@ static int emit(const struct file_plan *p, const struct hurray_file_contents *c,
         meta = hri_alloc(p->a, (size_t)p->meta_end);
         if (!meta) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");
     }
-    if (st == HURRAY_OK) st = build_meta(p, c, meta, err);
+    if (st == HURRAY_OK) st = build_meta(p, c, meta, &r, err);
     if (st == HURRAY_OK) {
-        plan_ranges(p, meta, &r);
         if (r.total != p->total)
             st = hri_fail(err, HURRAY_E_INTERNAL, "file", "file: %llu bytes listed, planned %llu",
                           (unsigned long long)r.total, (unsigned long long)p->total);

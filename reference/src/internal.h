@@ -249,18 +249,52 @@ static inline void hri_writer_init(struct hri_writer *w, uint8_t *dst, size_t ca
     w->pos = 0;
     w->overflowed = 0;
 }
-void hri_w_bytes(struct hri_writer *w, const void *p, size_t n);
-void hri_w_zero(struct hri_writer *w, size_t n);
-void hri_w_u8(struct hri_writer *w, uint8_t v);
-void hri_w_u16(struct hri_writer *w, uint16_t v);
-void hri_w_u32(struct hri_writer *w, uint32_t v);
-void hri_w_u64(struct hri_writer *w, uint64_t v);
-void hri_w_i64(struct hri_writer *w, int64_t v);
-void hri_w_f32(struct hri_writer *w, float v);
-void hri_w_f64(struct hri_writer *w, double v);
-/* Zero padding up to the next multiple of 8 of w->pos. */
-void hri_w_pad8(struct hri_writer *w);
+/* The primitives are inline: the encoders call them per field, and a call per
+ * byte was a fifth of a descriptor's encoding (bench/README.md). */
+static inline void hri_w_bytes(struct hri_writer *w, const void *p, size_t n) {
+    if (w->overflowed) return;
+    if (n > w->cap - w->pos) {
+        w->overflowed = 1;
+        return;
+    }
+    if (w->dst && n) memcpy(w->dst + w->pos, p, n);
+    w->pos += n;
+}
+static inline void hri_w_zero(struct hri_writer *w, size_t n) {
+    if (w->overflowed) return;
+    if (n > w->cap - w->pos) {
+        w->overflowed = 1;
+        return;
+    }
+    if (w->dst && n) memset(w->dst + w->pos, 0, n);
+    w->pos += n;
+}
+static inline void hri_w_u8(struct hri_writer *w, uint8_t v) { hri_w_bytes(w, &v, 1); }
+static inline void hri_w_u16(struct hri_writer *w, uint16_t v) {
+    uint8_t b[2];
+    hri_store_u16le(b, v);
+    hri_w_bytes(w, b, 2);
+}
+static inline void hri_w_u32(struct hri_writer *w, uint32_t v) {
+    uint8_t b[4];
+    hri_store_u32le(b, v);
+    hri_w_bytes(w, b, 4);
+}
+static inline void hri_w_u64(struct hri_writer *w, uint64_t v) {
+    uint8_t b[8];
+    hri_store_u64le(b, v);
+    hri_w_bytes(w, b, 8);
+}
+static inline void hri_w_i64(struct hri_writer *w, int64_t v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    hri_w_u64(w, u);
+}
+static inline void hri_w_f32(struct hri_writer *w, float v) { hri_w_u32(w, hri_f32_bits(v)); }
+static inline void hri_w_f64(struct hri_writer *w, double v) { hri_w_u64(w, hri_f64_bits(v)); }
 static inline size_t hri_pad8(size_t n) { return (8 - (n & 7)) & 7; }
+/* Zero padding up to the next multiple of 8 of w->pos. */
+static inline void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
 
 /* ---- allocation --------------------------------------------------------- */
 

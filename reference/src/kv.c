@@ -44,9 +44,24 @@ static int utf8_decode_one(const uint8_t *s, size_t left, size_t *used, uint32_t
     return 1;
 }
 
+/* Eight bytes at a time while they are ASCII and (unless allowed) not U+0000: names and keys
+ * are mostly ASCII, and a decode per byte was most of a name's check. */
+static int ascii8(const uint8_t *s, int allow_nul) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    if (v & highs) return 0;
+    return allow_nul || ((v - ones) & ~v & highs) == 0; /* no zero byte */
+}
+
 int hri_utf8_valid(const uint8_t *s, size_t n, int allow_nul) {
     size_t i = 0;
+    while (n - i >= 8 && ascii8(s + i, allow_nul)) i += 8;
     while (i < n) {
+        if (s[i] > 0 && s[i] < 0x80) { /* ASCII, not U+0000 */
+            i++;
+            continue;
+        }
         size_t used = 0;
         uint32_t cp = 0;
         if (!utf8_decode_one(s + i, n - i, &used, &cp)) return 0;
