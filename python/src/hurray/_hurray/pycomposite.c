@@ -350,7 +350,7 @@ int hrpy_item_from_save_plan(const struct hrpy_save_plan *p, struct hurray_item 
         PyErr_NoMemory();
         return -1;
     }
-    memset(pi, 0, sizeof *pi);
+    memset(&pi->b, 0, sizeof pi->b); /* the descriptor and buffer entries are set whole below */
     pi->b.flat = 1;
     /* the record tensor_seal makes for _save_view's tensor: version 1.0, cpu/standard
      * (hurray_descriptor_init), the dtype, shape and dense layout, byte_offset 0, one
@@ -362,13 +362,14 @@ int hrpy_item_from_save_plan(const struct hrpy_save_plan *p, struct hurray_item 
     pi->d.rank = p->rank;
     if (p->rank) memcpy(pi->shape, p->shape, (size_t)p->rank * sizeof pi->shape[0]);
     pi->d.shape = p->rank ? pi->shape : NULL;
-    pi->desc.size = p->size;
-    pi->desc.alignment_log2 = p->size == 0 ? 0 : hrpy_owned_align_log2(p->size);
-    pi->desc.sync_mode = HURRAY_SYNC_PRODUCER_SYNCED;
+    pi->desc = (struct hurray_buffer_desc){
+        .size = p->size,
+        .alignment_log2 = p->size == 0 ? 0 : hrpy_owned_align_log2(p->size),
+        .sync_mode = HURRAY_SYNC_PRODUCER_SYNCED};
     pi->d.buffer_count = 1;
     pi->d.buffers = &pi->desc;
-    pi->buf.data = p->size ? (uint8_t *)(uintptr_t)p->data : NULL;
-    pi->buf.size = p->size;
+    pi->buf = (struct hurray_item_buffer){p->size ? (uint8_t *)(uintptr_t)p->data : NULL,
+                                          p->size};
     pi->b.item.descriptor = &pi->d;
     pi->b.item.buffers = &pi->buf;
     *out = &pi->b.item;
