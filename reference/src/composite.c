@@ -328,10 +328,10 @@ int hurray_composite_validate(const struct hurray_item *item, const struct hurra
                               struct hurray_error *err) {
     struct hurray_limits lim;
     uint64_t total = 0;
-    hri_limits_effective(limits, &lim);
     HR_TRY(check_item_struct(item, "item", err));
     HR_TRY(hri_composite_check_top(item->descriptor, err));
     if (!hurray_item_is_composite(item)) return HURRAY_OK;
+    hri_limits_effective(limits, &lim); /* only a head's walk reads them */
     return validate_head(item, 1, &total, &lim, err);
 }
 

@@ -769,8 +769,10 @@ static int compute_required_sizes(const struct hurray_descriptor *d,
     int layout_buffers = c->layout, quant_buffers = c->quant;
     uint64_t qs[3] = {0, 0, 0};
     uint8_t qk[3] = {0, 0, 0};
-    memset(sizes, 0, cap * sizeof sizes[0]);
-    memset(known, 0, cap);
+    for (unsigned i = 0; i < cap; i++) { /* cap <= HURRAY_MAX_BUFFERS: no memset call */
+        sizes[i] = 0;
+        known[i] = 0;
+    }
     if (layout_buffers < 0) return HURRAY_OK; /* private/unknown: not evaluable */
     HR_FAIL_IF(layout_buffers + quant_buffers > (int)cap || quant_buffers > 3, err,
                HURRAY_E_INTERNAL, "buffer_count", "buffer_count: L %d + Q %d out of range",
@@ -1254,13 +1256,9 @@ int hurray_descriptor_decode(const uint8_t *src, size_t len,
  * saving a small tensor. */
 static void write_prefix(struct hri_writer *w, const struct hurray_descriptor *d,
                          uint32_t encoded_len) {
-    size_t n = HEADER_PREFIX_BYTES + FIXED_FIELD_BYTES + 8u * (size_t)d->rank +
-               (size_t)HURRAY_BUFFER_ENTRY_BYTES * d->buffer_count;
-    if (w->overflowed || !w->dst || n > w->cap - w->pos) {
-        w->overflowed = 1; /* hri_descriptor_write checked the room: INTERNAL there */
-        return;
-    }
-    uint8_t *p = w->dst + w->pos;
+    uint8_t *p = hri_w_reserve(w, HEADER_PREFIX_BYTES + FIXED_FIELD_BYTES + 8u * (size_t)d->rank +
+                                      (size_t)HURRAY_BUFFER_ENTRY_BYTES * d->buffer_count);
+    if (!p) return; /* hri_descriptor_write checked the room: INTERNAL there */
     memcpy(p, HURRAY_DESCRIPTOR_MAGIC, 4);
     p[4] = d->version_major;
     p[5] = d->version_minor;
@@ -1285,7 +1283,6 @@ static void write_prefix(struct hri_writer *w, const struct hurray_descriptor *d
         p[9] = d->buffers[i].sync_mode;
         memset(p + 10, 0, 6);
     }
-    w->pos += n;
 }
 
 /* The parameter bytes of d's layout (memory-layout.md: the table's fixed +
@@ -1402,17 +1399,14 @@ static int encodable_length(const struct hurray_descriptor *d, size_t *len,
     return validate_counted(d, &lim, len, err);
 }
 
-/* Under a reader's limits, clamped to the format maxima (hurray_limits_clamp): every limit
- * is then at most its format maximum and every rule that reads a limit refuses only values
- * above it, so a descriptor valid under them is valid under the format maxima too: one
- * validation proves both (HR-FILE-15). */
+/* Under `limits` already clamped to the format maxima (hurray_limits_clamp), or the format
+ * maxima themselves: every limit is then at most its format maximum and every rule that
+ * reads a limit refuses only values above it, so a descriptor valid under them is valid
+ * under the format maxima too: one validation proves both (HR-FILE-15). The caller clamps
+ * once for all its descriptors. */
 int hri_descriptor_measure(const struct hurray_descriptor *d, const struct hurray_limits *limits,
                            size_t *len, struct hurray_error *err) {
-    struct hurray_limits lim;
-    if (!limits) return encodable_length(d, len, err);
-    lim = *limits;
-    hurray_limits_clamp(&lim);
-    return validate_counted(d, &lim, len, err);
+    return validate_counted(d, limits, len, err);
 }
 
 int hri_descriptor_write(struct hri_writer *w, const struct hurray_descriptor *d, size_t len,

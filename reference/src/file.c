@@ -136,14 +136,22 @@ static int prefix_message(int st, struct hurray_error *err, const char *fmt, ...
     return st;
 }
 
-static int alloc_array(const struct hurray_allocator *a, size_t n, size_t size, void **out,
-                       struct hurray_error *err) {
+/* n elements of `size` bytes, not initialised (NULL when n is 0). */
+static int alloc_array_raw(const struct hurray_allocator *a, size_t n, size_t size, void **out,
+                           struct hurray_error *err) {
     *out = NULL;
     if (n == 0) return HURRAY_OK;
     HR_FAIL_IF(n > SIZE_MAX / size, err, HURRAY_E_NOMEM, "file", "file: table too large");
     *out = hri_alloc(a, n * size);
     HR_FAIL_IF(!*out, err, HURRAY_E_NOMEM, "file", "file: out of memory (%zu bytes)", n * size);
-    memset(*out, 0, n * size);
+    return HURRAY_OK;
+}
+
+/* The same, zeroed. */
+static int alloc_array(const struct hurray_allocator *a, size_t n, size_t size, void **out,
+                       struct hurray_error *err) {
+    HR_TRY(alloc_array_raw(a, n, size, out, err));
+    if (*out) memset(*out, 0, n * size);
     return HURRAY_OK;
 }
 
@@ -1705,6 +1713,8 @@ struct file_plan {
     uint64_t kv_length, index_length, meta_end, data_offset, data_length, total;
     const struct hurray_allocator *a;
     const struct hurray_limits *lim; /* a reader's limits (HR-FILE-15), or NULL */
+    const struct hurray_limits *vlim; /* what descriptors are validated under: `lim`, else
+                                         the format maxima */
 };
 
 static void plan_free(struct file_plan *p) {
@@ -1801,10 +1811,12 @@ static int plan_entries(struct file_plan *p, const struct hurray_file_contents *
                p->count, (unsigned long long)p->lim->max_file_tensors);
     size_t entries = p->count, offsets = p->n_offsets;
     p->count = p->n_offsets = 0; /* sizes of what is allocated, set below */
-    HR_TRY(alloc_array(p->a, entries, sizeof *p->entries, (void **)&p->entries, err));
+    /* not zeroed: the pass fills each entry (fill_item, then check_plan_entry's length) and
+     * each offset (place_entry) before anything reads it; the names block as it goes */
+    HR_TRY(alloc_array_raw(p->a, entries, sizeof *p->entries, (void **)&p->entries, err));
     p->count = entries;
-    HR_TRY(alloc_array(p->a, p->names_len, 1, (void **)&p->names, err));
-    HR_TRY(alloc_array(p->a, offsets, sizeof *p->offsets, (void **)&p->offsets, err));
+    HR_TRY(alloc_array_raw(p->a, p->names_len, 1, (void **)&p->names, err));
+    HR_TRY(alloc_array_raw(p->a, offsets, sizeof *p->offsets, (void **)&p->offsets, err));
     p->n_offsets = offsets;
     return HURRAY_OK;
 }
@@ -1845,7 +1857,7 @@ static int name_entry(int st, const struct plan_entry *e, size_t i, struct hurra
     return st;
 }
 
-static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_limits *lim,
+static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_limits *vlim,
                             struct hurray_error *err) {
     const struct hurray_descriptor *d = e->item->descriptor;
     int composite = is_composite_item(e->item);
@@ -1854,7 +1866,7 @@ static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_
      * maxima, and its canonical length counted (hurray_descriptor_encode's first half):
      * write_index writes the bytes straight into the index from this length, so each
      * descriptor is validated and encoded once */
-    HR_TRY(name_entry(hri_descriptor_measure(d, lim, &e->desc_len, err), e, i, err));
+    HR_TRY(name_entry(hri_descriptor_measure(d, vlim, &e->desc_len, err), e, i, err));
     HR_TRY(check_entry_descriptor(d, i,
                                   composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR,
                                   err));
@@ -1865,14 +1877,8 @@ static int check_plan_entry(struct plan_entry *e, size_t i, const struct hurray_
 /* A top-level item through the composite validator, once every descriptor of its tree has
  * been found valid on its own. */
 static int check_plan_tree(const struct file_plan *p, size_t i, struct hurray_error *err) {
-    struct hurray_limits fmt;
-    const struct hurray_limits *lim = p->lim;
-    if (!lim) {
-        hri_limits_format_max(&fmt);
-        lim = &fmt;
-    }
-    return name_entry(hurray_composite_validate(p->entries[i].item, lim, err), &p->entries[i], i,
-                      err);
+    return name_entry(hurray_composite_validate(p->entries[i].item, p->vlim, err),
+                      &p->entries[i], i, err);
 }
 
 static int plan_name_compare(const struct plan_entry *a, const struct plan_entry *b) {
@@ -2017,7 +2023,7 @@ static int plan_pass(struct file_plan *p, const struct hurray_file_contents *c,
         fill_item(p, &at, c->entries[i].item, c->entries[i].name, strlen(c->entries[i].name),
                   1);
         for (size_t j = first; st == HURRAY_OK && j < at; j++)
-            st = check_plan_entry(&p->entries[j], j, p->lim, err);
+            st = check_plan_entry(&p->entries[j], j, p->vlim, err);
         if (st != HURRAY_OK) break;
         if (tree_st == HURRAY_OK) tree_st = check_plan_tree(p, first, err ? &tree_err : NULL);
         for (size_t j = first; j < at; j++) {
@@ -2049,11 +2055,14 @@ static int plan_make(const struct hurray_file_contents *c, const struct hurray_a
         eff = *lim;
         hurray_limits_clamp(&eff);
         p->lim = &eff;
+    } else {
+        hri_limits_format_max(&eff);
     }
+    p->vlim = &eff;
     HR_FAIL_IF(!c, err, HURRAY_E_ARGUMENT, "contents", "file: NULL contents");
     int st = plan_entries(p, c, err);
     if (st == HURRAY_OK) st = plan_pass(p, c, err);
-    p->lim = NULL; /* `eff` ends here; only planning reads the limits */
+    p->lim = p->vlim = NULL; /* `eff` ends here; only planning reads the limits */
     if (st != HURRAY_OK) plan_free(p);
     return st;
 }
@@ -2112,17 +2121,24 @@ static int write_index(struct hri_writer *w, const struct file_plan *p, struct r
         const struct plan_entry *e = &p->entries[i];
         const struct hurray_descriptor *d = e->item->descriptor;
         int composite = is_composite_item(e->item);
-        hri_w_u32(w, (uint32_t)e->name_len);
-        hri_w_u8(w, composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR);
-        hri_w_zero(w, 3);
-        hri_w_bytes(w, e->name, e->name_len);
-        hri_w_pad8(w);
-        HR_FAIL_IF(w->overflowed, err, HURRAY_E_INTERNAL, "index",
-                   "index: planned length exceeded");
+        size_t padded = (size_t)round_up(e->name_len, 8);
+        uint8_t *h = hri_w_reserve(w, ENTRY_HEADER_BYTES + padded);
+        HR_FAIL_IF(!h, err, HURRAY_E_INTERNAL, "index", "index: planned length exceeded");
+        hri_store_u32le(h, (uint32_t)e->name_len);
+        h[4] = composite ? HURRAY_FILE_KIND_COMPOSITE : HURRAY_FILE_KIND_TENSOR;
+        h[5] = h[6] = h[7] = 0;
+        /* the name's last word zeroed, then the name over it (names are non-empty) */
+        if (padded) hri_store_u64le(h + ENTRY_HEADER_BYTES + padded - 8, 0);
+        memcpy(h + ENTRY_HEADER_BYTES, e->name, e->name_len);
         /* validated and measured while planning (check_plan_entry): written once, here */
         HR_TRY(hri_descriptor_write(w, d, e->desc_len, err));
         if (!composite) put_buffers(r, p, e->item, k);
-        for (unsigned b = 0; b < d->buffer_count; b++) hri_w_u64(w, p->offsets[k++]);
+        if (d->buffer_count) {
+            uint8_t *o = hri_w_reserve(w, 8u * (size_t)d->buffer_count);
+            HR_FAIL_IF(!o, err, HURRAY_E_INTERNAL, "index", "index: planned length exceeded");
+            for (unsigned b = 0; b < d->buffer_count; b++)
+                hri_store_u64le(o + 8u * b, p->offsets[k++]);
+        }
     }
     return HURRAY_OK;
 }
@@ -2149,6 +2165,10 @@ static int build_meta(const struct file_plan *p, const struct hurray_file_conten
     return HURRAY_OK;
 }
 
+/* Ranges written between two progress reports, at most: a small-tensor file (4 KiB each)
+ * is then one call and one report per 4 MiB, not per MiB. */
+#define PROGRESS_RANGES 1024
+
 /* The caller's progress hook (NULL-tolerant): a non-zero return cancels the write. */
 static int report(const struct hurray_file_write_options *o, uint64_t done, uint64_t total,
                   struct hurray_error *err) {
@@ -2157,8 +2177,8 @@ static int report(const struct hurray_file_write_options *o, uint64_t done, uint
 }
 
 /* Writes the ranges to fd: all at once without a progress hook, else in chunks of at most
- * HURRAY_FILE_PROGRESS_CHUNK bytes with the hook called between them (a range longer than
- * a chunk is split). */
+ * HURRAY_FILE_PROGRESS_CHUNK bytes and PROGRESS_RANGES ranges with the hook called between
+ * them (a range longer than a chunk is split). */
 static int write_ranges(hri_os_fd fd, const struct ranges *r,
                         const struct hurray_file_write_options *o, struct hurray_error *err) {
     if (!o || !o->progress) return hri_os_writev_all(fd, r->v, r->n, NULL, "file", err);
@@ -2166,10 +2186,11 @@ static int write_ranges(hri_os_fd fd, const struct ranges *r,
     size_t i = 0, skip = 0; /* r->v[i] is next, its first `skip` bytes written */
     HR_TRY(report(o, 0, r->total, err));
     while (i < r->n) {
-        struct hri_os_iovec v[256];
+        /* up to IOV_MAX (1024) ranges a chunk: the OS layer's whole batch, one call */
+        struct hri_os_iovec v[PROGRESS_RANGES];
         size_t k = 0, j = i, off = skip;
         uint64_t chunk = 0;
-        while (j < r->n && k < 256 && chunk < HURRAY_FILE_PROGRESS_CHUNK) {
+        while (j < r->n && k < PROGRESS_RANGES && chunk < HURRAY_FILE_PROGRESS_CHUNK) {
             size_t len = r->v[j].len - off;
             if (len > HURRAY_FILE_PROGRESS_CHUNK - chunk)
                 len = (size_t)(HURRAY_FILE_PROGRESS_CHUNK - chunk);
@@ -2203,7 +2224,7 @@ static int emit(const struct file_plan *p, const struct hurray_file_contents *c,
     HR_FAIL_IF(p->n_offsets > (SIZE_MAX / sizeof *r.v - 3) / 2 || p->total > SIZE_MAX, err,
                HURRAY_E_NOMEM, "file", "file: too large for this address space");
     r.cap = 3 + 2 * p->n_offsets;
-    int st = alloc_array(p->a, r.cap, sizeof *r.v, (void **)&r.v, err);
+    int st = alloc_array_raw(p->a, r.cap, sizeof *r.v, (void **)&r.v, err); /* put_range fills */
     if (st == HURRAY_OK) {
         meta = hri_alloc(p->a, (size_t)p->meta_end);
         if (!meta) st = hri_fail(err, HURRAY_E_NOMEM, "file", "file: out of memory");

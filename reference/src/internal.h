@@ -293,6 +293,18 @@ static inline void hri_w_i64(struct hri_writer *w, int64_t v) {
 static inline void hri_w_f32(struct hri_writer *w, float v) { hri_w_u32(w, hri_f32_bits(v)); }
 static inline void hri_w_f64(struct hri_writer *w, double v) { hri_w_u64(w, hri_f64_bits(v)); }
 static inline size_t hri_pad8(size_t n) { return (8 - (n & 7)) & 7; }
+/* n bytes of a writer with a destination, for the caller to fill: where they start, or NULL
+ * (and `overflowed` set) when they do not fit or there is no destination (a counting
+ * writer). One room check for a run of fields stored at known offsets. */
+static inline uint8_t *hri_w_reserve(struct hri_writer *w, size_t n) {
+    if (w->overflowed || !w->dst || n > w->cap - w->pos) {
+        w->overflowed = 1;
+        return NULL;
+    }
+    uint8_t *p = w->dst + w->pos;
+    w->pos += n;
+    return p;
+}
 /* Zero padding up to the next multiple of 8 of w->pos. */
 static inline void hri_w_pad8(struct hri_writer *w) { hri_w_zero(w, hri_pad8(w->pos)); }
 
@@ -358,9 +370,10 @@ int hri_layout_check_against_shape(const struct hurray_layout *l, uint8_t rank,
                                    const uint64_t *shape, struct hurray_error *err);
 
 /* descriptor.c: hurray_descriptor_encode in two halves, for a writer that places the bytes
- * itself (file.c's index): `measure` validates once, under `limits` (a reader's, clamped to
- * the format maxima: valid under them is valid under the format's rules too) or, when NULL,
- * under the format maxima, and gives the canonical length; `write` then appends exactly
+ * itself (file.c's index): `measure` validates once, under `limits` (never NULL: a reader's
+ * clamped to the format maxima, valid under which is valid under the format's rules too, or
+ * the format maxima; the caller makes them once for all its descriptors), and gives the
+ * canonical length; `write` then appends exactly
  * those `len` bytes of the descriptor so measured (no second validation), INTERNAL if w
  * lacks the room or the writer's count differs. */
 int hri_descriptor_measure(const struct hurray_descriptor *d, const struct hurray_limits *limits,

@@ -152,7 +152,15 @@ typedef struct {
  * "hurray._numpy._C_API" (looked up by _hurray on first use, with the module object every
  * function takes). Same rules as above: internal, the version must match exactly. */
 #define HRPY_NP_CAPI_NAME "hurray._numpy._C_API"
-#define HRPY_NP_CAPI_VERSION 1u
+#define HRPY_NP_CAPI_VERSION 2u
+
+/* A hint that the caller will soon read `p` (a cache prefetch; nothing where the compiler
+ * has no such builtin). Never faults, whatever p is. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HRPY_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HRPY_PREFETCH(p) ((void)(p))
+#endif
 
 typedef struct {
     unsigned version;
@@ -163,6 +171,10 @@ typedef struct {
      * then takes _save_view's path, which copies, packs or refuses as before); -1 with an
      * exception set on an internal failure. */
     int (*save_plan)(PyObject *np_module, PyObject *obj, struct hrpy_save_plan *p);
+    /* A prefetch of what save_plan will read of `obj` beyond its object header (an
+     * ndarray's shape), for a caller that plans many arrays in a row and has already
+     * prefetched their headers: reads obj's header, so only for a live object. */
+    void (*save_plan_prefetch)(PyObject *obj);
 } hrpy_np_capi;
 
 #endif

@@ -338,6 +338,8 @@ PyObject *hrpy_bridge_save_view(hrpy_state *st, PyObject *array);
 /* hurray._numpy's save_plan (capi.h hrpy_np_capi) for `obj`: 1 filled, 0 not taken (take
  * hrpy_bridge_save_view), -1 error. Imports hurray._numpy and its table on first use. */
 int hrpy_bridge_save_plan(hrpy_state *st, PyObject *obj, struct hrpy_save_plan *p);
+/* Its prefetch hint (capi.h save_plan_prefetch), once the table is there; else nothing. */
+void hrpy_bridge_save_plan_prefetch(hrpy_state *st, PyObject *obj);
 /* hurray._numpy._from_dlpack_ndarray(array): a Tensor, or NotImplemented (a new reference). */
 PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array);
 

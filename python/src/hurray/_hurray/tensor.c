@@ -1416,6 +1416,10 @@ int hrpy_bridge_save_plan(hrpy_state *st, PyObject *obj, struct hrpy_save_plan *
     return st->np_api->save_plan(st->np_module, obj, p);
 }
 
+void hrpy_bridge_save_plan_prefetch(hrpy_state *st, PyObject *obj) {
+    if (st->np_api != NULL) st->np_api->save_plan_prefetch(obj);
+}
+
 PyObject *hrpy_bridge_from_dlpack_ndarray(hrpy_state *st, PyObject *array) {
     return call_bridge(st, BRIDGE_FROM_DLPACK_NDARRAY, &array, 1, NULL);
 }

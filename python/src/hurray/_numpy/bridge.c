@@ -376,9 +376,14 @@ static int capi_save_plan(PyObject *module, PyObject *obj, struct hrpy_save_plan
     return 1;
 }
 
+static void capi_save_plan_prefetch(PyObject *obj) {
+    if (PyArray_Check(obj)) HRPY_PREFETCH(PyArray_DIMS((PyArrayObject *)obj));
+}
+
 static const hrpy_np_capi np_capi_table = {
     HRPY_NP_CAPI_VERSION,
     capi_save_plan,
+    capi_save_plan_prefetch,
 };
 
 /* _from_dlpack_ndarray(array): hurray.from_dlpack(array, copy=None) for a numpy.ndarray
