@@ -9,6 +9,12 @@ bench/python/test_bench_save.py and test_bench_open.py (load-<file>).
     .venv/bin/python bench/io_rounds.py save 15 2000x4KiB,64MiB
     .venv/bin/python bench/io_rounds.py load 21 2000x4KiB,64MiB
     .venv/bin/python bench/io_rounds.py load-cold 7 2000x4KiB,256MiB,1GiB
+    .venv/bin/python bench/io_rounds.py save-new 41 2000x4KiB
+
+`save-new` writes every call to a path that does not exist yet (the files are removed
+before each timed call, untimed): no side replaces a file, so no rename pays for the blocks
+of the file it replaces (ext4 allocates and frees them then) and what remains is each
+writer's own work next to the raw write of the same bytes.
 
 A case is `<count>x<bytes>` (suffixes KiB, MiB, GiB) or one of the named sets; tensors are
 random float32 named like a checkpoint's. `load-cold` evicts both files from the page cache
@@ -98,8 +104,8 @@ def report(title, res, pairs):
 
 def main():
     what, n, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
-    if what not in ("save", "load", "load-cold"):
-        raise SystemExit("io_rounds: save | load | load-cold")
+    if what not in ("save", "save-new", "load", "load-cold"):
+        raise SystemExit("io_rounds: save | save-new | load | load-cold")
     import safetensors.numpy as stn
 
     base = os.environ.get("HURRAY_BENCH_DIR")
@@ -122,6 +128,36 @@ def main():
                     ("hurray.save()", "raw write+fsync+rename"),
                     ("hurray.save(durable=False)", "raw write+rename"),
                     ("hurray.save()", "safetensors save_file"),
+                    ("hurray.save(durable=False)", "safetensors save_file")])
+                continue
+            if what == "save-new":
+                blob = b"".join(a.tobytes() for a in ts.values())
+                serial = iter(range(1 << 62))
+
+                def new(prefix):
+                    return os.path.join(d, f"{prefix}{next(serial)}")
+
+                def raw_new():
+                    tmp = os.path.join(d, "raw.tmp")
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                    try:
+                        os.write(fd, blob)
+                    finally:
+                        os.close(fd)
+                    os.rename(tmp, new("r"))
+
+                def clear():
+                    for name in os.listdir(d):
+                        os.unlink(os.path.join(d, name))
+
+                sides = {
+                    "hurray.save(durable=False)":
+                        lambda: hurray.save(new("h"), ts, durable=False),
+                    "raw write+rename": raw_new,
+                    "safetensors save_file": lambda: stn.save_file(ts, new("s")),
+                }
+                report(f"save {case} to new paths", rounds(sides, n, clear), [
+                    ("hurray.save(durable=False)", "raw write+rename"),
                     ("hurray.save(durable=False)", "safetensors save_file")])
                 continue
             hp, sp = os.path.join(d, "f.hurray"), os.path.join(d, "f.safetensors")

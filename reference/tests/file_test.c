@@ -2312,6 +2312,75 @@ static void test_HR_FILE_15_writer_refuses_what_a_reader_would(void **state) {
     std_free(&s);
 }
 
+/* The writer plans each top-level entry's tree in one pass (its descriptors, then the tree,
+ * its names, its placement), yet refuses in the order of checking every descriptor first,
+ * then every tree, then the names: a bad descriptor after a bad tree is the one reported,
+ * and a bad tree before a duplicate name. */
+static void test_HR_FILE_15_writer_refusal_order(void **state) {
+    (void)state;
+    struct hurray_item *p = partition_item(); /* entries 0-2: p, p.0, p.1 */
+    struct hurray_item *t = catalogue_item(0), *u = catalogue_item(0);
+    struct hurray_error err;
+    uint64_t len = 0;
+    struct hurray_file_entry e[3] = {{"p", p}, {"t", t}, {"u", u}};
+    struct hurray_file_contents c = {e, 3, NULL, 0};
+    assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_OK);
+
+    test_patch_shard(p->members[1]->descriptor, 1, 0, 0); /* overlapping partition boxes */
+    assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_E_CONSTRAINT);
+    assert_true(strncmp(err.field, "index[0]/", 9) == 0);
+    assert_non_null(strstr(err.message, "entry \"p\""));
+
+    uint8_t dtype = t->descriptor->dtype;
+    t->descriptor->dtype = 0xFF; /* entry 3's descriptor: reported before entry 0's tree */
+    int bad = hurray_file_encoded_len(&c, NULL, &len, &err);
+    assert_true(bad != HURRAY_OK && bad != HURRAY_E_CONSTRAINT);
+    assert_true(strncmp(err.field, "index[3]/", 9) == 0);
+    assert_non_null(strstr(err.message, "entry \"t\""));
+    t->descriptor->dtype = dtype;
+
+    e[2].name = "t"; /* a duplicate name too: the tree is still the one reported */
+    assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_E_CONSTRAINT);
+    assert_true(strncmp(err.field, "index[0]/", 9) == 0);
+    e[0].item = t; /* no bad tree left: the duplicate (the second "t", entry 2) */
+    e[1].item = u;
+    e[2].item = catalogue_item(0);
+    assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_E_DUPLICATE);
+    assert_string_equal(err.field, "index[2].name");
+    hurray_item_destroy((struct hurray_item *)(uintptr_t)e[2].item);
+    hurray_item_destroy(p);
+    hurray_item_destroy(t);
+    hurray_item_destroy(u);
+}
+
+/* Names of every length the writer's name table hashes by words (1 to 40 bytes, sharing
+ * prefixes and suffixes): all accepted, and each one's duplicate refused. */
+static void test_HR_FILE_5_writer_duplicate_names_every_length(void **state) {
+    (void)state;
+    enum { N = 40 };
+    static char names[N + 1][48];
+    struct hurray_file_entry e[N + 1];
+    struct hurray_item *t = catalogue_item(0);
+    struct hurray_error err;
+    uint64_t len = 0;
+    for (unsigned i = 0; i < N; i++) {
+        memset(names[i], 'w', i + 1); /* "w", "ww", ... : each a prefix of the next */
+        names[i][i] = (char)('a' + i % 26);
+        names[i][i + 1] = 0;
+        e[i] = (struct hurray_file_entry){names[i], t};
+    }
+    struct hurray_file_contents c = {e, N, NULL, 0};
+    assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_OK);
+    for (unsigned i = 0; i < N; i++) {
+        memcpy(names[N], names[i], sizeof names[N]);
+        e[N] = (struct hurray_file_entry){names[N], t};
+        c.count = N + 1;
+        assert_status(hurray_file_encoded_len(&c, NULL, &len, &err), HURRAY_E_DUPLICATE);
+        assert_string_equal(err.field, "index[40].name");
+    }
+    hurray_item_destroy(t);
+}
+
 struct progress_log {
     uint64_t calls, first_done, last_done, total;
     int cancel_at; /* cancel on this call (1-based); 0: never */
@@ -2719,6 +2788,8 @@ int main(void) {
         cmocka_unit_test(test_HR_FILE_7_few_writes_and_mode_kept),
         cmocka_unit_test(test_HR_FILE_14_read_buffer_range),
         cmocka_unit_test(test_HR_FILE_15_writer_refuses_what_a_reader_would),
+        cmocka_unit_test(test_HR_FILE_15_writer_refusal_order),
+        cmocka_unit_test(test_HR_FILE_5_writer_duplicate_names_every_length),
         cmocka_unit_test(test_HR_FILE_16_temporary_files_progress_and_cancel),
         cmocka_unit_test(test_HR_FILE_17_load_progress_and_cancel),
         cmocka_unit_test(test_HR_FILE_18_no_sync_skips_the_flush_only),
