@@ -1248,7 +1248,7 @@ int hurray_descriptor_decode(const uint8_t *src, size_t len,
     return HURRAY_OK;
 }
 
-/* ==== encoding (HR-DESC-6): one writer; dst == NULL counts ================= */
+/* ==== encoding (HR-DESC-6): one writer, into a destination of the counted length ==== */
 
 /* Header, fixed fields, shape and buffer table (descriptor.md § Layout of the bytes): one
  * room check, then stores at known offsets. These bytes are most of a plain tensor's
