@@ -22,6 +22,7 @@ before every timed call (fsync, then posix_fadvise(POSIX_FADV_DONTNEED): no priv
 needed), so each load reads from the device. Files go to $HURRAY_BENCH_DIR (default: a
 temporary directory beside this script's working directory, removed at the end).
 """
+import itertools
 import os
 import re
 import shutil
@@ -132,19 +133,10 @@ def main():
                 continue
             if what == "save-new":
                 blob = b"".join(a.tobytes() for a in ts.values())
-                serial = iter(range(1 << 62))
+                serial = itertools.count()
 
                 def new(prefix):
                     return os.path.join(d, f"{prefix}{next(serial)}")
-
-                def raw_new():
-                    tmp = os.path.join(d, "raw.tmp")
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                    try:
-                        os.write(fd, blob)
-                    finally:
-                        os.close(fd)
-                    os.rename(tmp, new("r"))
 
                 def clear():
                     for name in os.listdir(d):
@@ -153,7 +145,8 @@ def main():
                 sides = {
                     "hurray.save(durable=False)":
                         lambda: hurray.save(new("h"), ts, durable=False),
-                    "raw write+rename": raw_new,
+                    "raw write+rename": bench_helpers.raw_replace(
+                        blob, os.path.join(d, "raw.tmp"), lambda: new("r"), False),
                     "safetensors save_file": lambda: stn.save_file(ts, new("s")),
                 }
                 report(f"save {case} to new paths", rounds(sides, n, clear), [

@@ -35,7 +35,8 @@ def _pipe():
 def raw_replace(blob, tmp, path, sync):
     """The save benchmarks' floor: a function writing `blob` to `tmp` in one os.write (then
     os.fsync when `sync`) and renaming it to `path`, what a durable or plain save must at least
-    do (test_bench_save.py, bench/io_rounds.py)."""
+    do (test_bench_save.py, bench/io_rounds.py). `path` may be a callable giving each call's
+    target (io_rounds.py save-new: a new path every call)."""
 
     def run():
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -45,7 +46,7 @@ def raw_replace(blob, tmp, path, sync):
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.rename(tmp, path)
+        os.rename(tmp, path() if callable(path) else path)
 
     return run
 
